@@ -1,0 +1,60 @@
+"""Systems under test. Each backend is one module in this folder, named as the backend, with a
+`create(settings, config)` function that returns an object satisfying interface.MemoryBackend.
+
+`settings` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
+`config` is the whole validated config, for backends that call the pinned model themselves.
+A section may name another module with `adapter:` so that one adapter serves several presets
+(for example `chroma_http: {adapter: http, base_url: ...}`).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+from interface import InputError, MemoryBackend
+
+# The controls live in run.py, not here: they are not memory systems.
+CONTROLS = ("none", "oracle", "full_context")
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def available() -> list[str]:
+    """Backend names that have a module in this folder."""
+    here = os.path.dirname(__file__)
+    return sorted(f[:-3] for f in os.listdir(here)
+                  if f.endswith(".py") and not f.startswith("_") and _NAME.fullmatch(f[:-3]))
+
+
+def load_backend(name: str, config: dict) -> MemoryBackend:
+    """Create the backend called `name`, configured from config['backends'][name]."""
+    settings = dict(config.get("backends", {}).get(name, {}))
+    module_name = settings.pop("adapter", name)
+    if not isinstance(module_name, str) or not _NAME.fullmatch(module_name) or module_name not in available():
+        choices = ", ".join(list(CONTROLS) + available())
+        raise InputError(f"unknown backend {module_name!r}; choose one of: {choices}")
+    module = importlib.import_module(f"backends.{module_name}")
+    return module.create(settings, config)
+
+
+def require(package: str, backend: str):
+    """Import an optional dependency lazily; a missing one is one clear line naming the file."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as e:
+        raise InputError(f"backend {backend!r} needs {package!r} ({e.msg}); install it with: "
+                         f"pip install -r backends/requirements-{backend}.txt") from None
+
+
+def check_settings(settings: dict, allowed: dict, backend: str) -> dict:
+    """Validate a backend's config section: unknown keys and wrong types name the key.
+    `allowed` maps key -> (types, default); the result has every default filled in."""
+    for key, value in settings.items():
+        if key not in allowed:
+            raise InputError(f"config: unknown key 'backends.{backend}.{key}'; "
+                             f"known keys: {', '.join(allowed) or '(none)'}")
+        kinds = allowed[key][0]
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            raise InputError(f"config: key 'backends.{backend}.{key}' has the wrong type "
+                             f"({type(value).__name__})")
+    return {key: settings.get(key, default) for key, (_, default) in allowed.items()}
