@@ -28,6 +28,9 @@ QUESTION_TYPES = (
     "preference", "open_domain", "adversarial", "assistant_recall",
 )
 
+# The controls run.py computes itself; they validate the harness and are not memory systems.
+CONTROL_NAMES = ("none", "oracle", "full_context")
+
 # Exit codes shared by every script (STYLE.md).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -302,6 +305,44 @@ def dataset_counts(cases: list[dict]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# Run files (written by run.py, read by judge.py and score.py)
+# ---------------------------------------------------------------------------------------------
+
+# Fields every run record has; a file whose lines lack them is not a run file.
+RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid", "type", "question",
+              "gold_answer", "evidence", "answer", "prompt_sha256", "retrieved_ids", "context_ids",
+              "context_tokens", "error")
+
+
+def load_runs(paths: list[str]) -> list[dict]:
+    """All run records; anything that is not a run file written by run.py is an error."""
+    records: list[dict] = []
+    seen: dict = {}
+    for path in paths:
+        for lineno, rec in read_jsonl(path):
+            missing = [f for f in RUN_FIELDS if f not in rec]
+            if missing:
+                hint = " (it looks like a verdicts file)" if "verdict" in rec else ""
+                raise InputError(f"{path}:{lineno}: not a run record: no field '{missing[0]}'{hint}; "
+                                 f"--runs takes the files run.py writes under runs/")
+            key = (rec["backend"], rec["repeat"], rec["qid"])
+            if key in seen:
+                raise InputError(f"{path}:{lineno}: backend {rec['backend']!r} question {rec['qid']!r} "
+                                 f"is also in {seen[key]}; each system's run belongs in one file")
+            seen[key] = f"{path}:{lineno}"
+            records.append(rec)
+    if not records:
+        raise InputError("the run files hold no records")
+    return records
+
+
+def verdict_key(rec: dict) -> tuple:
+    """What a verdict is a verdict of: this system's answer to this question."""
+    return (rec["run_id"], rec["backend"], rec["repeat"], rec["qid"],
+            sha256_text(rec["answer"] if rec["answer"] is not None else "\0error:" + str(rec["error"])))
+
+
+# ---------------------------------------------------------------------------------------------
 # Config
 # ---------------------------------------------------------------------------------------------
 
@@ -323,6 +364,7 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "tokenizer": ((str,), False),
     "request_timeout_s": ((int, float), False),
     "max_retries": ((int,), False),
+    "retry_backoff_s": ((int, float), False),
     "max_error_rate": ((int, float), False),
     "bootstrap_resamples": ((int,), False),
     "cache_dir": ((str,), False),
@@ -330,7 +372,7 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
-    "max_retries": 5, "max_error_rate": 0.0, "bootstrap_resamples": 10000,
+    "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0, "bootstrap_resamples": 10000,
     "cache_dir": ".cache/llm", "backends": {},
 }
 PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")

@@ -12,10 +12,7 @@ import importlib
 import os
 import re
 
-from interface import InputError, MemoryBackend
-
-# The controls live in run.py, not here: they are not memory systems.
-CONTROLS = ("none", "oracle", "full_context")
+from interface import CONTROL_NAMES, InputError, MemoryBackend
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -31,7 +28,7 @@ def load_backend(name: str, config: dict) -> MemoryBackend:
     settings = dict(config.get("backends", {}).get(name, {}))
     module_name = settings.pop("adapter", name)
     if not isinstance(module_name, str) or not _NAME.fullmatch(module_name) or module_name not in available():
-        choices = ", ".join(list(CONTROLS) + available())
+        choices = ", ".join(list(CONTROL_NAMES) + available())
         raise InputError(f"unknown backend {module_name!r}; choose one of: {choices}")
     module = importlib.import_module(f"backends.{module_name}")
     return module.create(settings, config)

@@ -1,0 +1,89 @@
+"""One context builder for every system (seed guide, section 5.2): hits in rank order, one line
+each, cut at the token budget by rank and never over it. Token counting is the same for all
+systems: `approx` (len // 4) by default, or a real tokenizer named in config.yaml.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from interface import Hit, InputError
+
+EMPTY_CONTEXT = "(no memories)"
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """A named token counting function."""
+    name: str
+    count: Callable[[str], int]
+
+
+def approx_tokens(text: str) -> int:
+    """len // 4, at least 1: crude but identical for every backend. It undercounts Cyrillic and
+    many other scripts (seed guide 5.2); switch to a real tokenizer to compare across languages."""
+    return max(1, len(text) // 4)
+
+
+def make_counter(spec: str) -> TokenCounter:
+    """`approx`, `tiktoken:<encoding>` or `hf:<path to tokenizer.json>`. A tokenizer that cannot
+    load offline is an error, never a silent fallback to approx (that would change the budget)."""
+    if spec == "approx":
+        return TokenCounter("approx", approx_tokens)
+    kind, _, arg = spec.partition(":")
+    if kind == "tiktoken" and arg:
+        try:
+            import tiktoken
+            enc = tiktoken.get_encoding(arg)
+        except Exception as e:  # ImportError, or a download that fails offline
+            raise InputError(f"config: tokenizer {spec!r} cannot load here ({type(e).__name__}: {e}); "
+                             f"install tiktoken with its encoding cached, or use tokenizer: approx") from None
+        return TokenCounter(spec, lambda s: len(enc.encode(s, disallowed_special=())))
+    if kind == "hf" and arg:
+        try:
+            from tokenizers import Tokenizer
+            tok = Tokenizer.from_file(arg)
+        except Exception as e:
+            raise InputError(f"config: tokenizer {spec!r} cannot load ({type(e).__name__}: {e}); "
+                             f"it needs the `tokenizers` package and a local tokenizer.json") from None
+        return TokenCounter(spec, lambda s: len(tok.encode(s, add_special_tokens=False).ids))
+    raise InputError(f"config: key 'tokenizer' is {spec!r}; expected approx, tiktoken:NAME or hf:PATH")
+
+
+@dataclass(frozen=True)
+class Context:
+    """The text given to the answer model and what it cost."""
+    text: str
+    kept: tuple          # the Hits that fit, in rank order
+    tokens: int
+    hits_returned: int
+    hits_kept: int
+    hits_cut: int
+
+
+def render_line(rank: int, hit: Hit) -> str:
+    """`[rank] (timestamp) text`, the one line format for every system."""
+    return f"[{rank}] ({hit.timestamp or 'unknown time'}) {' '.join(hit.text.split())}"
+
+
+def build_context(hits: list[Hit], budget: int, counter: TokenCounter,
+                  newest_first: bool = False) -> Context:
+    """Keep hits by rank while they fit the budget; stop at the first that does not (a lower
+    ranked short hit never jumps a higher ranked long one). newest_first=True is for
+    full_context: the hits arrive newest first, so the budget keeps the newest turns, and the
+    kept lines are then shown oldest first, each keeping its rank number so the cost is the same."""
+    lines: list[str] = []
+    kept: list[Hit] = []
+    used = 0
+    for rank, hit in enumerate(hits, 1):
+        line = render_line(rank, hit)
+        cost = counter.count(line)
+        if used + cost > budget:
+            break
+        lines.append(line)
+        kept.append(hit)
+        used += cost
+    if newest_first:
+        lines.reverse()
+    return Context(text="\n".join(lines) if lines else EMPTY_CONTEXT, kept=tuple(kept), tokens=used,
+                   hits_returned=len(hits), hits_kept=len(kept), hits_cut=len(hits) - len(kept))

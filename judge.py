@@ -1,0 +1,376 @@
+"""Grade every answer in the run files, blinded and shuffled across systems.
+
+Layers, in order (seed guide, section 6), each verdict naming the layer that decided it:
+  exact       the normalized answer equals the normalized gold (Unicode NFKC, case, punctuation,
+              whitespace, numbers and dates written one way)
+  abstention  the gold says the fact is unknown and the answer declines: correct
+  declined    the gold is a fact and the answer declines: incorrect
+  contains    the normalized gold appears in the answer on token boundaries, and the answer
+              neither hedges between options, negates, nor also names a known outdated value
+  llm         otherwise, when judge_model is set: an LLM judge that sees only the question, the
+              gold and the answer (never the system, the context or other answers), with the
+              rubric of the question's source benchmark; non-JSON output is `unparseable`
+  no_match    otherwise, with no judge model: incorrect (a strict lower bound, said in reports)
+
+Usage:
+  python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl
+  python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl --fresh
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import random
+import re
+import sys
+import threading
+import unicodedata
+
+from interface import (EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, dumps, load_config, load_runs,
+                       run_cli, sha256_text, verdict_key, write_atomic)
+from llm import LLMClient
+
+# ---------------------------------------------------------------------------------------------
+# Rubrics. The default is the seed guide's; the others restate, in our own words, the rules of
+# the official graders of the benchmarks the importers bring in, so imported questions are
+# graded the way their authors grade them (LongMemEval's per-type rules; LoCoMo category 5).
+# ---------------------------------------------------------------------------------------------
+
+JUDGE_HEADER = """You grade one answer against a reference answer.
+
+Question: {question}
+Reference answer: {gold}
+Candidate answer: {answer}
+
+Rules:
+"""
+JUDGE_FOOTER = """
+Return only JSON: {{"verdict": "correct"}} or {{"verdict": "incorrect"}}"""
+
+RUBRICS = {
+    "default": """- "correct" if the candidate states the same fact as the reference; harmless extra detail is fine.
+- "incorrect" if it states a different or outdated fact, or hedges between several options.
+- If the reference is "I don't know", the candidate is correct only if it declines to answer.""",
+    "lme_default": """- "correct" if the candidate contains the reference answer or states something equivalent to it.
+- "incorrect" if it gives only part of the information the reference requires, or a different fact.""",
+    "lme_temporal": """- "correct" if the candidate contains the reference answer or an equivalent one.
+- Counts of days, weeks or months that differ from the reference by exactly one are still "correct"
+  (the question may count the first or last day either way).
+- "incorrect" if it gives only part of the required information, or a different fact.""",
+    "lme_knowledge_update": """- The reference is the most recent value of something that changed over time.
+- "correct" if the candidate gives the updated value, even if it also mentions the older one.
+- "incorrect" if it gives only an older value, or a different fact.""",
+    "lme_preference": """- The reference is a rubric describing what a personalised answer for this user looks like.
+- "correct" if the candidate recalls and uses the user's personal information in the way the rubric
+  describes; it need not cover every point of the rubric.
+- "incorrect" if it ignores the user's information or contradicts it.""",
+    "unanswerable": """- The question cannot be answered from the conversation: the information was never given.
+- "correct" only if the candidate says that the information is not available, not mentioned or
+  unknown (declining to answer counts).
+- "incorrect" if the candidate gives any specific answer.""",
+}
+JUDGE_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["correct", "incorrect"]}},
+                "required": ["verdict"], "additionalProperties": False}
+# Tried in order: OpenAI-style json_schema, the json_object-with-schema form some local servers
+# (llama-cpp-python) accept, then no constraint at all. The first the server accepts is kept.
+RESPONSE_FORMATS = (
+    {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": JUDGE_SCHEMA}},
+    {"type": "json_object", "schema": JUDGE_SCHEMA},
+    None,
+)
+# Bump when a deterministic rule changes: verdicts of an older grader are then not reused.
+DETERMINISTIC_VERSION = "det-1"
+
+
+def rubric_for(record: dict) -> str:
+    """The rubric name for a question, from its source benchmark and type (meta is optional)."""
+    meta = record.get("meta") or {}
+    if meta.get("abstention") or record["type"] in ("abstention", "adversarial"):
+        return "unanswerable"
+    if meta.get("source") == "longmemeval":
+        return {"temporal-reasoning": "lme_temporal", "knowledge-update": "lme_knowledge_update",
+                "single-session-preference": "lme_preference"}.get(meta.get("source_type"), "lme_default")
+    return "default"
+
+
+def judge_prompt(rubric: str, question: str, gold: str, answer: str) -> str:
+    """The judge's whole input: question, gold and answer, and nothing about the system."""
+    return (JUDGE_HEADER + RUBRICS[rubric] + JUDGE_FOOTER).format(question=question, gold=gold, answer=answer)
+
+
+GRADER_SHA = sha256_text(DETERMINISTIC_VERSION + "".join(JUDGE_HEADER + r + JUDGE_FOOTER
+                                                         for r in RUBRICS.values()))
+
+# ---------------------------------------------------------------------------------------------
+# Normalization and the deterministic layers
+# ---------------------------------------------------------------------------------------------
+
+MONTHS = {
+    **{m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
+                                   "september", "october", "november", "december"], 1)},
+    **{m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                   "nov", "dec"], 1)},
+    "sept": 9,
+    # Russian, nominative and genitive ("22 июня"), after ё -> е.
+    **{m: i for i, m in enumerate(["январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август",
+                                   "сентябрь", "октябрь", "ноябрь", "декабрь"], 1)},
+    **{m: i for i, m in enumerate(["января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа",
+                                   "сентября", "октября", "ноября", "декабря"], 1)},
+}
+_MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+_ORD = r"(?:st|nd|rd|th)?"
+DATE_PATTERNS = (
+    re.compile(rf"\b(?P<y>\d{{4}})-(?P<mo>\d{{1,2}})-(?P<d>\d{{1,2}})\b"),
+    re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s+(?P<y>\d{{4}})\b)?"),
+    re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m>{_MONTH})\b\.?(?:,?\s+(?P<y>\d{{4}})\b)?"),
+    re.compile(rf"\b(?P<m>{_MONTH})\.?,?\s+(?P<y>\d{{4}})\b"),
+)
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                     "eighty": "80", "ninety": "90", "hundred": "100"})
+# Words that make an answer containing the gold ambiguous: options, doubt, negation.
+HEDGES = frozenset("or either maybe perhaps possibly probably might not no never isn t wasn t "
+                   "или либо возможно наверное может не нет".split())
+DECLINES = tuple(re.compile(p) for p in (
+    r"\bi (?:do not|don t|dont|did not|didn t) (?:know|have|recall|remember)\b",
+    r"\b(?:not|never) (?:mentioned|specified|stated|provided|available|known|discussed|given|said|recorded|shared)\b",
+    r"\bno (?:information|info|mention|record|records|details|data|memory|memories)\b",
+    r"\b(?:cannot|can t|cant|unable to|could not|couldn t) (?:tell|say|determine|answer|find|know|recall)\b",
+    r"\b(?:does not|doesn t|do not|don t|did not|didn t) (?:say|mention|specify|state|include|contain)\b",
+    r"\bunknown\b", r"\bnot enough information\b", r"\bno answer\b",
+    r"\bне знаю\b", r"\bне (?:упоминается|упоминалось|указано|указан|сказано|известно)\b",
+    r"\bнет (?:информации|данных|сведений)\b",
+))
+
+
+def _date_token(m: re.Match) -> str:
+    groups = m.groupdict()
+    month = int(groups["mo"]) if groups.get("mo") else MONTHS[groups["m"]]
+    parts = [groups["y"]] if groups.get("y") else []
+    parts.append(f"m{month:02d}")
+    if groups.get("d"):
+        parts.append(f"d{int(groups['d']):02d}")
+    return " " + " ".join(parts) + " "
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, ё as е, dates as `YYYY mMM dDD`, number words and ordinals as
+    digits, thousands separators dropped, punctuation as spaces, whitespace collapsed."""
+    s = unicodedata.normalize("NFKC", text).casefold().replace("ё", "е")
+    s = re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)
+    for pattern in DATE_PATTERNS:
+        s = pattern.sub(_date_token, s)
+    s = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", s)
+    s = re.sub(r"[^\w\s]|_", " ", s)
+    return " ".join(NUMBER_WORDS.get(t, t) for t in s.split())
+
+
+def declines(text: str) -> bool:
+    """True when the text declines to answer (English and Russian phrasings)."""
+    n = normalize(text)
+    return any(p.search(n) for p in DECLINES)
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def is_unanswerable(record: dict) -> bool:
+    """The gold says the asked fact is not in the conversation."""
+    return rubric_for(record) == "unanswerable" or declines(record["gold_answer"])
+
+
+def deterministic(record: dict) -> tuple[str, str] | None:
+    """(verdict, layer) when a rule decides the answer, or None to leave it to the judge."""
+    gold, answer = record["gold_answer"], record["answer"]
+    g, a = normalize(gold), normalize(answer)
+    unanswerable = is_unanswerable(record)
+    if rubric_for(record) == "lme_preference":
+        return None  # the gold is a rubric, not a string to match
+    if g and g == a:
+        return "correct", "exact"
+    if unanswerable:
+        return ("correct", "abstention") if declines(answer) else None
+    if declines(answer):
+        return "incorrect", "declined"
+    tokens = a.split()
+    if _contains(tokens, g.split()):
+        outdated = (record.get("meta") or {}).get("outdated_answers", [])
+        hedged = any(t in HEDGES for t in tokens) and not any(t in HEDGES for t in g.split())
+        stale = any(_contains(tokens, normalize(o).split()) for o in outdated if normalize(o) != g)
+        if not hedged and not stale:
+            return "correct", "contains"
+    return None
+
+
+def parse_verdict(raw: str) -> str:
+    """'correct' or 'incorrect' from the judge's JSON, else 'unparseable'."""
+    text = raw.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return "unparseable"
+    if isinstance(obj, dict) and obj.get("verdict") in ("correct", "incorrect"):
+        return obj["verdict"]
+    return "unparseable"
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------
+
+class FormatChooser:
+    """The response format the judge endpoint accepts, shared by the judge threads: start
+    with the strictest and step down when the server rejects one with a 400. A 400 caused by
+    the question itself also steps down once; the verdict is still parsed strictly."""
+
+    def __init__(self) -> None:
+        self._i = 0
+        self._lock = threading.Lock()
+
+    def current(self) -> dict | None:
+        with self._lock:
+            return RESPONSE_FORMATS[self._i]
+
+    def reject(self, fmt: dict | None) -> None:
+        with self._lock:
+            if RESPONSE_FORMATS[self._i] is fmt and self._i < len(RESPONSE_FORMATS) - 1:
+                self._i += 1
+
+
+def load_verdicts(path: str, grader: str) -> tuple[dict, int]:
+    """Finished verdicts in `path` by the same grader, keyed by verdict_key; failed ones and a
+    cut last line are dropped, and the file is rewritten without them."""
+    if not os.path.exists(path):
+        return {}, 0
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.readlines()
+    done, dropped = {}, 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            v = json.loads(line)
+        except json.JSONDecodeError:
+            if lineno == len(lines) and not line.endswith("\n"):
+                dropped += 1
+                continue
+            raise InputError(f"{path}:{lineno}: invalid JSON in a verdicts file; use --fresh") from None
+        if v.get("grader") != grader:  # .get: a foreign file may lack the field
+            raise InputError(f"{path}:{lineno}: written by grader {v.get('grader')!r}, this one is "
+                             f"{grader!r}; use --fresh to regrade everything or choose another --out")
+        if v["judge_error"] is not None:
+            dropped += 1
+            continue
+        done[(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"])] = line.rstrip("\n") + "\n"
+    if dropped:
+        write_atomic(path, "".join(done.values()))
+    return done, dropped
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--runs", nargs="+", required=True, help="run files written by run.py")
+    ap.add_argument("--out", required=True, help="results/verdicts.jsonl (resumable)")
+    ap.add_argument("--workers", type=int, help="concurrent judge calls (default: config workers)")
+    ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")
+    a = ap.parse_args(argv)
+
+    cfg = load_config(a.config)
+    workers = a.workers if a.workers is not None else cfg["workers"]
+    records = load_runs(a.runs)
+    judge_model = cfg["judge_model"]
+    grader = f"{judge_model or 'deterministic'}:{GRADER_SHA[:12]}"
+    if a.fresh and os.path.exists(a.out):
+        os.unlink(a.out)
+    done, dropped = load_verdicts(a.out, grader)
+
+    # Interleave all systems with the config seed, so that judge drift over time or a warm
+    # cache cannot favour one system (seed guide, section 6).
+    records.sort(key=lambda r: (r["backend"], r["repeat"], r["qid"]))
+    random.Random(cfg["seed"]).shuffle(records)
+    todo = [r for r in records if verdict_key(r) not in done]
+    need_llm = [r for r in todo if r["answer"] is not None and deterministic(r) is None]
+    client = LLMClient(cfg) if judge_model and need_llm else None
+    print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
+          f"({len(need_llm)} undecided by rules; judge model: {judge_model or 'none, deterministic only'})",
+          file=sys.stderr)
+
+    chooser = FormatChooser()
+
+    def ask(rec: dict) -> dict:
+        rubric = rubric_for(rec)
+        prompt = judge_prompt(rubric, rec["question"], rec["gold_answer"], rec["answer"])
+        for _ in RESPONSE_FORMATS:  # at most one try per response format
+            fmt = chooser.current()
+            c = client.complete(judge_model, [{"role": "user", "content": prompt}], cfg["judge_max_tokens"],
+                                response_format=fmt)
+            if not (c.error and c.error.startswith("bad_request") and fmt is not None):
+                break
+            chooser.reject(fmt)
+        if c.error:
+            return {"verdict": None, "by": "llm", "judge_error": c.error, "cached": False, "rubric": rubric}
+        return {"verdict": parse_verdict(c.text), "by": "llm", "judge_error": None,
+                "judge_served_model": c.served_model, "cached": c.cached, "rubric": rubric}
+
+    def base(rec: dict) -> dict:
+        return {"run_id": rec["run_id"], "backend": rec["backend"], "backend_version": rec["backend_version"],
+                "repeat": rec["repeat"], "case_id": rec["case_id"], "qid": rec["qid"], "type": rec["type"],
+                "question": rec["question"], "gold_answer": rec["gold_answer"], "answer": rec["answer"],
+                "answer_sha256": verdict_key(rec)[-1], "grader": grader, "judge_model": judge_model,
+                "judge_prompt_sha256": None, "judge_served_model": None, "rubric": rubric_for(rec),
+                "cached": False, "judge_error": None}
+
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    counts = {"written": 0, "llm": 0, "judge_errors": 0}
+    pool = cf.ThreadPoolExecutor(max(1, workers))
+    with open(a.out, "a", encoding="utf-8") as fh:
+        def write(v: dict) -> None:
+            fh.write(dumps(v) + "\n")
+            fh.flush()
+            counts["written"] += 1
+            counts["judge_errors"] += v["judge_error"] is not None
+
+        futures = {}
+        try:
+            for rec in todo:
+                v = base(rec)
+                if rec["answer"] is None:
+                    # The run failed for this question: no answer to grade. Counted as an error
+                    # in score.py; rerunning run.py then judge.py grades the new answer.
+                    write({**v, "verdict": None, "by": "run_error"})
+                    continue
+                decided = deterministic(rec)
+                if decided is not None:
+                    write({**v, "verdict": decided[0], "by": decided[1]})
+                elif client is None:
+                    write({**v, "verdict": "incorrect", "by": "no_match"})
+                else:
+                    v["judge_prompt_sha256"] = sha256_text(JUDGE_HEADER + RUBRICS[v["rubric"]] + JUDGE_FOOTER)
+                    futures[pool.submit(ask, rec)] = v
+            for fut in cf.as_completed(futures):
+                write({**futures[fut], **fut.result()})
+                counts["llm"] += 1
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    print(f"wrote {a.out}: {counts['written']} new verdicts ({counts['llm']} by the LLM judge), "
+          f"{counts['judge_errors']} judge errors", file=sys.stderr)
+    if counts["judge_errors"] and counts["judge_errors"] / len(records) > cfg["max_error_rate"]:
+        print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
+        return EXIT_TOO_MANY_ERRORS
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,120 @@
+"""Write results/manifest-<run_id>.json: what is needed to reproduce a result (seed guide, 8.2).
+
+It records the dataset and config hashes, the git commit and whether the tree is dirty, the
+Python version and a hash of the installed package list, the answer and judge models, top_k,
+budget and tokenizer, and each backend's name, version, internal model and flush assumption.
+When LLM_SERVER_INFO names a JSON file (the embedded server writes one), its facts about the
+served model (file sha256, server version, served name) are recorded too. No secret is read.
+
+Usage:
+  python manifest.py config.yaml
+  python manifest.py config.yaml --backends none oracle full_context keyword bm25
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+from backends import load_backend
+from context import make_counter
+from interface import (CONTROL_NAMES, EXIT_OK, InputError, dataset_counts, load_config, load_dataset,
+                       run_cli, sha256_file, write_json_atomic)
+
+DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CODE_FILES = ("interface.py", "context.py", "llm.py", "run.py", "judge.py", "score.py", "manifest.py")
+
+
+def git(*args: str) -> str | None:
+    """Output of a git command in the repository, or None when git or the repository is absent."""
+    try:
+        r = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def installed_packages_sha256() -> str:
+    """sha256 of the sorted `name==version` list of the installed distributions."""
+    from importlib import metadata
+    names = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()
+                    if d.metadata["Name"]}, key=str.lower)
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
+def backend_entry(name: str, cfg: dict) -> dict:
+    """Name, version and disclosures of one system, read from the backend object itself."""
+    if name in CONTROL_NAMES:
+        return {"name": name, "version": "control", "internal_model": None, "flush_note": None}
+    b = load_backend(name, cfg)
+    return {"name": b.name, "version": b.version, "internal_model": getattr(b, "internal_model", None),
+            "flush_note": getattr(b, "flush_note", None)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the manifest and print it."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("config")
+    ap.add_argument("--backends", nargs="+", default=list(DEFAULT_BACKENDS),
+                    help=f"systems this run compares (default: {' '.join(DEFAULT_BACKENDS)})")
+    ap.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    a = ap.parse_args(argv)
+
+    cfg = load_config(a.config)
+    cases = load_dataset(cfg["dataset"])
+    counter = make_counter(cfg["tokenizer"])
+    backends = [backend_entry(n, cfg) for n in a.backends]
+    server = None
+    info_path = os.environ.get("LLM_SERVER_INFO")
+    if info_path:
+        try:
+            with open(info_path, encoding="utf-8") as fh:
+                server = json.load(fh)
+        except (OSError, json.JSONDecodeError) as e:
+            raise InputError(f"{info_path}: LLM_SERVER_INFO is not a readable JSON file ({e})") from None
+    status = git("status", "--porcelain")
+    manifest = {
+        "run_id": cfg["run_id"],
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_dirty": None if status is None else bool(status),
+        "code_sha256": {f: sha256_file(os.path.join(ROOT, f)) for f in CODE_FILES},
+        "dataset": os.path.relpath(cfg["dataset"], ROOT),
+        "dataset_sha256": sha256_file(cfg["dataset"]),
+        "dataset_counts": dataset_counts(cases),
+        "config": os.path.relpath(cfg["config_path"], ROOT),
+        "config_sha256": sha256_file(cfg["config_path"]),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages_sha256": installed_packages_sha256(),
+        "answer_model": cfg["answer_model"],
+        "answer_max_tokens": cfg["answer_max_tokens"],
+        "judge_model": cfg["judge_model"],
+        "seed": cfg["seed"],
+        "top_k": cfg["top_k"],
+        "context_token_budget": cfg["context_token_budget"],
+        "tokenizer": counter.name,
+        # Whether a hosted or local endpoint served the models; the URL itself is not recorded
+        # since it can carry account or host details.
+        "endpoint": "local embedded server" if server else ("LLM_BASE_URL" if os.environ.get("LLM_BASE_URL")
+                                                            else "OpenAI default"),
+        "served_model_info": server,
+        "backends": backends,
+        "notes": [f"{b['name']}: internal model {b['internal_model']}" for b in backends if b["internal_model"]]
+                 + [f"{b['name']}: {b['flush_note']}" for b in backends if b["flush_note"]],
+    }
+    path = os.path.join(a.out_dir, f"manifest-{cfg['run_id']}.json")
+    write_json_atomic(path, manifest)
+    print(json.dumps(manifest, ensure_ascii=False, indent=2))
+    print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,304 @@
+"""Run one system over the dataset and write one record per question.
+
+For each case: reset a namespace unique to this run and case, add one session at a time in
+chronological order, flush; then for each question search with the raw question, build the
+shared context, ask the pinned answer model with the shared prompt, and append the record.
+Besides real backends (backends/), three controls check the harness itself: `none` (empty
+context), `oracle` (exactly the gold evidence turns) and `full_context` (every turn, newest
+kept when the budget cuts, shown oldest first).
+
+Rerunning the same command resumes: finished records stay, missing and failed ones are redone.
+
+Usage:
+  python run.py --config config.yaml --backend none --out runs/none.jsonl
+  python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --workers 8
+  python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --fresh
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import sys
+import time
+from typing import TextIO
+
+from backends import load_backend
+from context import build_context, make_counter
+from interface import (CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit, InputError, dumps, load_config,
+                       load_dataset, run_cli, session_items, sha256_text, write_atomic)
+from llm import LLMClient
+
+# Fields that must agree between the records already in --out and this run for a resume to
+# be a resume and not a silent mix of two different experiments.
+IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "answer_model", "prompt_sha256",
+                   "top_k", "context_token_budget", "tokenizer", "repeat")
+PROGRESS_EVERY_S = 5.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Systems: the controls and a wrapper around a real backend share one small surface.
+# ---------------------------------------------------------------------------------------------
+
+class Control:
+    """none / oracle / full_context: hits computed from the case itself, no memory system."""
+    version = "control"
+    internal_model = None
+    flush_note = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.newest_first = name == "full_context"
+
+    def ingest(self, case: dict, namespace: str, cfg: dict) -> tuple[float | None, float | None]:
+        """Controls store nothing."""
+        return None, None
+
+    def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float | None]:
+        """The control's hits; search_ms is None because nothing is searched."""
+        turns = [(it, s["timestamp"]) for s in case["sessions"] for it in session_items(s)]
+        if self.name == "none":
+            return [], None
+        if self.name == "oracle":
+            by_id = {it.item_id: (it, ts) for it, ts in turns}
+            chosen = [by_id[i] for i in question["evidence"]]
+        else:  # full_context: every turn, newest first so that the budget keeps the newest
+            chosen = list(reversed(turns))
+        return [Hit(text=it.text, score=1.0, source_ids=(it.item_id,), timestamp=ts)
+                for it, ts in chosen], None
+
+
+class BackendSystem:
+    """A real memory system behind the MemoryBackend protocol."""
+    newest_first = False
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self.version = backend.version
+        self.internal_model = getattr(backend, "internal_model", None)
+        self.flush_note = getattr(backend, "flush_note", None)
+
+    def ingest(self, case: dict, namespace: str, cfg: dict) -> tuple[float, float]:
+        """reset, one add per session in order, flush; returns (ingest_s, flush_s)."""
+        self.backend.reset(namespace)
+        t0 = time.perf_counter()
+        for session in case["sessions"]:
+            self.backend.add(namespace, session_items(session))
+        t1 = time.perf_counter()
+        self.backend.flush(namespace, cfg["flush_timeout_s"])
+        return round(t1 - t0, 3), round(time.perf_counter() - t1, 3)
+
+    def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float]:
+        """Search with the raw question; a backend returning more than k is a backend bug."""
+        t0 = time.perf_counter()
+        hits = list(self.backend.search(namespace, question["question"], k))
+        ms = round((time.perf_counter() - t0) * 1000, 2)
+        if len(hits) > k:
+            raise RuntimeError(f"search returned {len(hits)} hits for k={k}")
+        return hits, ms
+
+
+def make_system(name: str, cfg: dict):
+    """A control by name, or the backend module of that name."""
+    return Control(name) if name in CONTROL_NAMES else BackendSystem(load_backend(name, cfg))
+
+
+def provenance(hits) -> list[str] | None:
+    """Source ids of the hits in rank order; None (not measurable) if any hit has none."""
+    if any(not h.source_ids for h in hits):
+        return None
+    return [sid for h in hits for sid in h.source_ids]
+
+
+# ---------------------------------------------------------------------------------------------
+# Resume
+# ---------------------------------------------------------------------------------------------
+
+def load_done(path: str, identity: dict, qids: set) -> tuple[dict, int]:
+    """Records already finished in `path` by the same run, keyed by qid, and how many lines
+    were dropped (failed records, or a last line cut by a crash). The file is rewritten
+    atomically without the dropped lines before new records are appended."""
+    if not os.path.exists(path):
+        return {}, 0
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.readlines()
+    done: dict = {}
+    dropped = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if lineno == len(lines) and not line.endswith("\n"):
+                dropped += 1  # the record in flight when the last run was killed
+                continue
+            raise InputError(f"{path}:{lineno}: invalid JSON in the middle of a run file; "
+                             f"it was not written by run.py, use --fresh or another --out") from None
+        for key in IDENTITY_FIELDS:
+            if rec.get(key) != identity[key]:  # .get: a foreign file may lack the field
+                raise InputError(f"{path}:{lineno}: holds a different run (field '{key}' is "
+                                 f"{rec.get(key)!r}, this run has {identity[key]!r}); "
+                                 f"use --fresh to start over or choose another --out")
+        if rec.get("qid") not in qids:
+            raise InputError(f"{path}:{lineno}: question {rec.get('qid')!r} is not in the dataset; "
+                             f"the dataset changed since this file was written: use --fresh")
+        if rec["error"] is not None:
+            dropped += 1
+            continue
+        if rec["qid"] in done:
+            dropped += 1  # never keep two records of one question
+            continue
+        done[rec["qid"]] = line if line.endswith("\n") else line + "\n"
+    if dropped:
+        write_atomic(path, "".join(done.values()))
+    return done, dropped
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+class Writer:
+    """Appends records from the main thread only, flushing each so a crash loses nothing
+    already answered; counts what it wrote for the progress line."""
+
+    def __init__(self, fh: TextIO, total: int, label: str) -> None:
+        self.fh, self.total, self.label = fh, total, label
+        self.written = self.errors = self.cached = 0
+        self.t0 = self.last = time.monotonic()
+
+    def write(self, record: dict) -> None:
+        self.fh.write(dumps(record) + "\n")
+        self.fh.flush()
+        self.written += 1
+        self.errors += record["error"] is not None
+        self.cached += bool(record["cached"])
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            self.progress()
+
+    def progress(self) -> None:
+        rate = self.written / max(1e-9, time.monotonic() - self.t0)
+        print(f"{self.label}: {self.written}/{self.total} written, {self.errors} errors, "
+              f"{self.cached} cached, {rate:.2f} q/s", file=sys.stderr, flush=True)
+
+
+def finish(record: dict, completion) -> dict:
+    """Fill the answer fields of a record from a model completion."""
+    return {**record, "answer": completion.text, "served_model": completion.served_model,
+            "usage": completion.usage, "cached": completion.cached, "error": completion.error}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one system; exit 3 when more questions failed than max_error_rate allows."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", required=True, help="config.yaml")
+    ap.add_argument("--backend", required=True, help="none, oracle, full_context or a backends/ module")
+    ap.add_argument("--out", required=True, help="runs/NAME.jsonl (appended to, resumable)")
+    ap.add_argument("--workers", type=int, help="concurrent model calls (default: config workers)")
+    ap.add_argument("--repeat", type=int, default=0, help="repeat index, for noise-floor reruns")
+    ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
+    a = ap.parse_args(argv)
+
+    cfg = load_config(a.config)
+    workers = a.workers if a.workers is not None else cfg["workers"]
+    if workers < 1:
+        raise InputError("--workers must be at least 1")
+    cases = load_dataset(cfg["dataset"])
+    counter = make_counter(cfg["tokenizer"])
+    system = make_system(a.backend, cfg)
+    client = LLMClient(cfg)  # checks the endpoint variables before any work is done
+
+    prompt_sha = sha256_text(cfg["answer_prompt"])
+    identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_version": system.version,
+                "answer_model": cfg["answer_model"], "prompt_sha256": prompt_sha,
+                "top_k": cfg["top_k"], "context_token_budget": cfg["context_token_budget"],
+                "tokenizer": counter.name, "repeat": a.repeat}
+    qids = {q["qid"] for c in cases for q in c["questions"]}
+    if a.fresh and os.path.exists(a.out):
+        os.unlink(a.out)
+    done, dropped = load_done(a.out, identity, qids)
+    todo_total = len(qids) - len(done)
+    print(f"run {system.name} ({system.version}): {len(qids)} questions, {len(done)} already done, "
+          f"{dropped} failed or cut records to redo, {workers} workers", file=sys.stderr)
+
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    pool = cf.ThreadPoolExecutor(workers)
+    with open(a.out, "a", encoding="utf-8") as fh:
+        writer = Writer(fh, todo_total, f"run {system.name}")
+        pending: dict = {}
+
+        def drain(block: bool) -> None:
+            if not pending:
+                return
+            finished, _ = cf.wait(list(pending), timeout=None if block else 0,
+                                  return_when=cf.ALL_COMPLETED if block else cf.FIRST_COMPLETED)
+            for fut in finished:
+                writer.write(finish(pending.pop(fut), fut.result()))
+
+        try:
+            for case in cases:
+                todo = [q for q in case["questions"] if q["qid"] not in done]
+                if not todo:
+                    continue
+                namespace = f"{cfg['run_id']}-{a.backend}-r{a.repeat}-{case['case_id']}"
+                try:
+                    ingest_s, flush_s = system.ingest(case, namespace, cfg)
+                    ingest_error = None
+                except Exception as e:  # a failing system is a result, not a crash
+                    ingest_s = flush_s = None
+                    ingest_error = f"backend: {type(e).__name__}: {e}"[:300]
+                for q in todo:
+                    record = {**identity, "backend_version": system.version,
+                              "internal_model": system.internal_model, "flush_note": system.flush_note,
+                              "case_id": case["case_id"], "qid": q["qid"], "type": q["type"],
+                              "question": q["question"], "asked_at": q["asked_at"],
+                              "gold_answer": q["gold_answer"], "evidence": q["evidence"],
+                              "meta": q.get("meta", {}),  # meta is optional in the contract
+                              "retrieved_ids": None, "context_ids": None, "context_tokens": None,
+                              "hits_returned": None, "hits_kept": None, "hits_cut": None,
+                              "answer": None, "served_model": None, "usage": None, "seed": cfg["seed"],
+                              "shard": None, "ingest_s": ingest_s, "flush_s": flush_s,
+                              "search_ms": None, "cached": False, "error": ingest_error}
+                    if ingest_error is None:
+                        try:
+                            hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])
+                        except Exception as e:
+                            record["error"] = f"backend: {type(e).__name__}: {e}"[:300]
+                    if record["error"] is not None:
+                        writer.write(record)
+                        continue
+                    ctx = build_context(hits, cfg["context_token_budget"], counter, system.newest_first)
+                    record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
+                                  context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
+                                  hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut, search_ms=search_ms)
+                    prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text,
+                                                         question=q["question"])
+                    fut = pool.submit(client.complete, cfg["answer_model"],
+                                      [{"role": "user", "content": prompt}], cfg["answer_max_tokens"])
+                    pending[fut] = record
+                drain(block=False)
+            drain(block=True)
+        finally:
+            # On Ctrl-C, queued calls are dropped and running ones abandoned: their questions
+            # have no record yet, so the next run redoes them.
+            pool.shutdown(wait=False, cancel_futures=True)
+        writer.progress()
+
+    total = len(qids)
+    failed = writer.errors
+    print(f"wrote {a.out}: {len(done) + writer.written - failed}/{total} answered, {failed} failed, "
+          f"{writer.cached} from cache, {client.network_calls} model requests", file=sys.stderr)
+    if failed and failed / total > cfg["max_error_rate"]:
+        print(f"error: {failed} of {total} questions failed (see the 'error' field); "
+              f"rerun the same command to retry them", file=sys.stderr)
+        return EXIT_TOO_MANY_ERRORS
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,287 @@
+"""Score the systems: accuracy per system and per question type, retrieval recall apart from
+answer accuracy, and each system's paired difference to a baseline with a 95% cluster-bootstrap
+interval that resamples cases (seed guide, section 7).
+
+Usage:
+  python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword
+  python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword \\
+      --json results/scores.json --markdown results/report.md --manifest results/manifest-RUN.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections import defaultdict
+
+from interface import (EXIT_OK, CONTROL_NAMES, InputError, load_runs, read_jsonl, run_cli,
+                       verdict_key, write_atomic, write_json_atomic)
+
+# Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
+NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
+ORACLE_MIN = 0.80         # `oracle` below this: the answer model or grader limits every score
+
+
+def mean(xs: list) -> float | None:
+    """Arithmetic mean; None for an empty list (not measurable, never NaN)."""
+    return sum(xs) / len(xs) if xs else None
+
+
+def percentile(sorted_xs: list[float], q: float) -> float:
+    """The q-quantile of a sorted list by the nearest-rank method (no interpolation)."""
+    return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
+
+
+def cluster_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[float, float, float]:
+    """Point estimate (mean over questions) and a 95% percentile interval from resampling whole
+    cases with replacement: questions of one case are not independent (seed guide, 7)."""
+    cases = sorted(diff_by_case)
+    point = mean([d for c in cases for d in diff_by_case[c]])
+    sums = {c: (sum(diff_by_case[c]), len(diff_by_case[c])) for c in cases}
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(resamples):
+        total = count = 0
+        for _ in cases:
+            s, n = sums[cases[rng.randrange(len(cases))]]
+            total += s
+            count += n
+        stats.append(total / count)
+    stats.sort()
+    return point, percentile(stats, 0.025), percentile(stats, 0.975)
+
+
+def system_label(rec: dict) -> str:
+    """One row per system and repeat: repeats of a system are rows of their own."""
+    return rec["backend"] if rec["repeat"] == 0 else f"{rec['backend']}#r{rec['repeat']}"
+
+
+def load_verdicts(path: str) -> dict:
+    """Verdicts keyed like interface.verdict_key."""
+    return {(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"]): v
+            for _, v in read_jsonl(path)}
+
+
+def score_system(recs: list[dict], verdicts: dict) -> dict:
+    """Every number of one system's row."""
+    ok, layers, by_type = [], defaultdict(int), defaultdict(list)
+    unparseable = errors = 0
+    for r in recs:
+        v = verdicts[verdict_key(r)]
+        correct = v["verdict"] == "correct"
+        ok.append(correct)
+        by_type[r["type"]].append(correct)
+        layers[v["by"]] += 1
+        unparseable += v["verdict"] == "unparseable"
+        errors += r["error"] is not None or v["judge_error"] is not None
+    with_evidence = [r for r in recs if r["evidence"]]
+    measured = [r for r in with_evidence if r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    recall_note = None
+    if not with_evidence:
+        recall_note = "no question has gold evidence"
+    elif not measured:
+        recall_note = "not measurable: the system returned hits without provenance (source ids)"
+    elif len(measured) < len(with_evidence):
+        recall_note = f"measured on {len(measured)} of {len(with_evidence)} questions; the rest lacked provenance"
+    tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
+    search = sorted(r["search_ms"] for r in recs if r.get("search_ms") is not None)  # absent for controls
+    first = recs[0]
+    return {
+        "backend": first["backend"], "backend_version": first["backend_version"], "repeat": first["repeat"],
+        "internal_model": first.get("internal_model"), "flush_note": first.get("flush_note"),
+        "n": len(recs), "correct": sum(ok), "accuracy": mean(ok),
+        "recall_any_at_k": mean([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured]),
+        "recall_all_in_context": mean([set(r["evidence"]) <= set(r["context_ids"]) for r in measured]),
+        "recall_n": len(measured), "recall_note": recall_note,
+        "unparseable": unparseable, "errors": errors,
+        "mean_context_tokens": mean(tokens),
+        "search_ms_p50": percentile(search, 0.5) if search else None,
+        "search_ms_p95": percentile(search, 0.95) if search else None,
+        "by_type": {t: {"n": len(v), "accuracy": mean(v)} for t, v in sorted(by_type.items())},
+        "decided_by": dict(sorted(layers.items())),
+    }
+
+
+def fmt(x: float | None, signed: bool = False) -> str:
+    """Numbers for people: 3 decimals, n/a for not measurable."""
+    if x is None:
+        return "n/a"
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def render_text(scores: dict) -> str:
+    """The readable stdout table."""
+    out = ["system | n | accuracy | recall_any@k | recall_all(ctx) | unparseable | errors | ctx tokens"]
+    for s in scores["systems"]:
+        out.append(f"{s['label']} | {s['n']} | {fmt(s['accuracy'])} | {fmt(s['recall_any_at_k'])} | "
+                   f"{fmt(s['recall_all_in_context'])} | {s['unparseable']} | {s['errors']} | "
+                   f"{fmt(s['mean_context_tokens'])}")
+    out.append("\naccuracy by question type (n)")
+    for s in scores["systems"]:
+        types = ", ".join(f"{t}={fmt(v['accuracy'])}({v['n']})" for t, v in s["by_type"].items())
+        out.append(f"{s['label']}: {types}")
+    out.append(f"\npaired difference vs {scores['baseline']} "
+               f"(cluster bootstrap over cases, {scores['resamples']} resamples, 95% CI)")
+    for d in scores["differences"]:
+        out.append(f"{d['system']}: {fmt(d['difference'], True)}  [{fmt(d['ci_low'], True)}, "
+                   f"{fmt(d['ci_high'], True)}]  over {d['questions']} questions in {d['cases']} cases")
+    for s in scores["systems"]:
+        if s["recall_note"]:
+            out.append(f"note: {s['label']}: recall {s['recall_note']}")
+    return "\n".join(out)
+
+
+def findings(scores: dict) -> list[str]:
+    """Plain-words checks of the instrument itself, from the controls (seed guide, 9.1)."""
+    by = {s["label"]: s for s in scores["systems"]}
+    notes = []
+    if "none" in by:
+        factual = [v for t, v in by["none"]["by_type"].items() if t not in ("abstention", "adversarial")]
+        n = sum(v["n"] for v in factual)
+        acc = sum(v["accuracy"] * v["n"] for v in factual) / n if n else None
+        if acc is not None and acc > NONE_FACTUAL_MAX:
+            notes.append(f"The `none` control (no memory at all) answers {acc:.1%} of factual questions "
+                         f"correctly: some gold answers can be guessed without memory. Treat those "
+                         f"questions with suspicion.")
+        elif acc is not None:
+            notes.append(f"The `none` control answers {acc:.1%} of factual questions correctly: the gold "
+                         f"answers are not guessable, as they should be.")
+    if "oracle" in by:
+        acc = by["oracle"]["accuracy"]
+        if acc is not None and acc < ORACLE_MIN:
+            notes.append(f"The `oracle` control, given exactly the gold evidence, reaches only {acc:.1%}. "
+                         f"That is the ceiling of this answer model and grader on this dataset, not a "
+                         f"property of any memory system: read every system's accuracy against it, and "
+                         f"prefer the retrieval recall columns, which do not depend on the answer model.")
+        else:
+            notes.append(f"The `oracle` control reaches {acc:.1%}: the answer model and grader can answer "
+                         f"when given the right evidence.")
+        for s in scores["systems"]:
+            if s["label"] not in CONTROL_NAMES and s["accuracy"] is not None and acc is not None \
+                    and s["accuracy"] > acc:
+                notes.append(f"`{s['label']}` scores above the oracle: audit the evidence labels of the "
+                             f"questions it gets right and the oracle does not.")
+    for s in scores["systems"]:
+        if s["recall_note"]:
+            notes.append(f"`{s['label']}`: retrieval recall {s['recall_note']}.")
+        if s["internal_model"]:
+            notes.append(f"`{s['label']}` calls a model of its own during ingestion or search: "
+                         f"{s['internal_model']}.")
+        if s["flush_note"]:
+            notes.append(f"`{s['label']}`: {s['flush_note']}")
+        if s["errors"]:
+            notes.append(f"`{s['label']}`: {s['errors']} questions failed (run or judge errors), counted "
+                         f"as incorrect.")
+    return notes
+
+
+def render_markdown(scores: dict, manifest: dict | None) -> str:
+    """results/report.md: the table, the per-type table, the differences and what they mean."""
+    lines = ["# memory-bench report", ""]
+    if manifest:
+        lines += [f"- run: `{manifest['run_id']}` at {manifest['created_utc']}, git `{manifest['git_commit']}`"
+                  f"{' (dirty tree)' if manifest['git_dirty'] else ''}",
+                  f"- dataset: `{manifest['dataset']}` sha256 `{manifest['dataset_sha256'][:16]}…`",
+                  f"- answer model: `{manifest['answer_model']}`; judge model: `{manifest['judge_model']}`",
+                  f"- top_k {manifest['top_k']}, context budget {manifest['context_token_budget']} tokens "
+                  f"({manifest['tokenizer']})", ""]
+    lines += [f"Grading: {scores['grading']}", "",
+              "| system | n | accuracy | recall_any@k | recall_all (context) | unparseable | errors | mean context tokens | search p95 ms |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for s in scores["systems"]:
+        lines.append(f"| {s['label']} | {s['n']} | {fmt(s['accuracy'])} | {fmt(s['recall_any_at_k'])} | "
+                     f"{fmt(s['recall_all_in_context'])} | {s['unparseable']} | {s['errors']} | "
+                     f"{fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} |")
+    types = sorted({t for s in scores["systems"] for t in s["by_type"]})
+    lines += ["", "Accuracy by question type (n):", "",
+              "| system | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
+    for s in scores["systems"]:
+        cells = [f"{fmt(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})" if t in s["by_type"] else ""
+                 for t in types]
+        lines.append(f"| {s['label']} | " + " | ".join(cells) + " |")
+    lines += ["", f"Paired difference in accuracy against `{scores['baseline']}`, 95% cluster-bootstrap "
+              f"interval over cases ({scores['resamples']} resamples). An interval that contains 0 means "
+              f"this dataset does not separate the two systems.", "",
+              "| system | difference | 95% CI | questions | cases |", "|---|---|---|---|---|"]
+    for d in scores["differences"]:
+        lines.append(f"| {d['system']} | {fmt(d['difference'], True)} | [{fmt(d['ci_low'], True)}, "
+                     f"{fmt(d['ci_high'], True)}] | {d['questions']} | {d['cases']} |")
+    lines += ["", "## What the controls say", ""] + [f"- {n}" for n in findings(scores)]
+    return "\n".join(lines) + "\n"
+
+
+def grading_summary(systems: list[dict]) -> str:
+    """Which grading decided the verdicts, in words."""
+    layers = defaultdict(int)
+    for s in systems:
+        for k, v in s["decided_by"].items():
+            layers[k] += v
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(layers.items()))
+    if layers.get("llm"):
+        return f"deterministic layers, then an LLM judge for the rest (verdicts by layer: {parts})."
+    return (f"deterministic layers only, no LLM judge (verdicts by layer: {parts}). Answers that say the "
+            f"right thing in other words than the gold are counted incorrect, so accuracy is a lower bound.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the score table; optionally write it as JSON and as a markdown report."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", nargs="+", required=True)
+    ap.add_argument("--verdicts", required=True)
+    ap.add_argument("--baseline", required=True, help="the system every other is compared with")
+    ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="write the numbers as JSON here")
+    ap.add_argument("--markdown", help="write a markdown report here")
+    ap.add_argument("--manifest", help="a manifest-RUN.json to cite in the markdown report")
+    a = ap.parse_args(argv)
+    if a.resamples < 1:
+        raise InputError("--resamples must be at least 1")
+
+    records = load_runs(a.runs)
+    verdicts = load_verdicts(a.verdicts)
+    by_system: dict = defaultdict(list)
+    for r in records:
+        if verdict_key(r) not in verdicts:
+            raise InputError(f"{a.verdicts}: no verdict for {r['backend']!r} question {r['qid']!r} "
+                             f"(or its answer changed since judging); run judge.py on these runs first")
+        by_system[system_label(r)].append(r)
+    if a.baseline not in by_system:
+        raise InputError(f"--baseline {a.baseline!r} is not among the systems: {', '.join(sorted(by_system))}")
+
+    systems = [{"label": label, **score_system(recs, verdicts)} for label, recs in sorted(by_system.items())]
+    base = {r["qid"]: r for r in by_system[a.baseline]}
+    differences = []
+    for label, recs in sorted(by_system.items()):
+        if label == a.baseline:
+            continue
+        diff: dict = defaultdict(list)
+        for r in recs:
+            if r["qid"] in base:
+                b = base[r["qid"]]
+                diff[r["case_id"]].append(int(verdicts[verdict_key(r)]["verdict"] == "correct")
+                                          - int(verdicts[verdict_key(b)]["verdict"] == "correct"))
+        if not diff:
+            continue
+        point, lo, hi = cluster_bootstrap(diff, a.resamples, a.seed)
+        differences.append({"system": label, "baseline": a.baseline, "difference": point, "ci_low": lo,
+                            "ci_high": hi, "questions": sum(len(v) for v in diff.values()), "cases": len(diff)})
+    scores = {"baseline": a.baseline, "resamples": a.resamples, "seed": a.seed,
+              "grading": grading_summary(systems), "systems": systems, "differences": differences}
+
+    print(render_text(scores))
+    if a.json:
+        write_json_atomic(a.json, scores)
+    if a.markdown:
+        manifest = None
+        if a.manifest:
+            with open(a.manifest, encoding="utf-8") as fh:
+                manifest = json.load(fh)
+        write_atomic(a.markdown, render_markdown(scores, manifest))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
