@@ -132,6 +132,8 @@ NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "sixteen seventeen eighteen nineteen twenty".split())}
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
                      "eighty": "80", "ninety": "90", "hundred": "100"})
+TENS_WORDS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
+UNIT_WORDS = frozenset("one two three four five six seven eight nine".split())
 # Words that make an answer containing the gold ambiguous: options, doubt, negation.
 HEDGES = frozenset("or either maybe perhaps possibly probably might not no never isn t wasn t "
                    "или либо возможно наверное может не нет".split())
@@ -166,7 +168,17 @@ def normalize(text: str) -> str:
         s = pattern.sub(_date_token, s)
     s = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", s)
     s = re.sub(r"[^\w\s]|_", " ", s)
-    return " ".join(NUMBER_WORDS.get(t, t) for t in s.split())
+    out: list[str] = []
+    previous = ""
+    for word in s.split():
+        t = NUMBER_WORDS.get(word, word)
+        # "twenty one" / "twenty-one" -> 21; digits as written ("20 1") stay apart.
+        if previous in TENS_WORDS and word in UNIT_WORDS:
+            out[-1] = str(int(out[-1]) + int(t))
+        else:
+            out.append(t)
+        previous = word
+    return " ".join(out)
 
 
 def declines(text: str) -> bool:

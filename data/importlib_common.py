@@ -1,0 +1,253 @@
+"""Shared pieces of the dataset importers in data/: a streaming reader for JSON arrays, the
+validating JSONL writer, the report of dropped and repaired items, and the question-type map.
+
+Not a script; the importers put the repository root and data/ on sys.path, then import it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from typing import IO, Any, Iterator
+
+from interface import QUESTION_TYPES, InputError, dumps, validate_case
+
+# 1 MiB of text per read: big enough that LongMemEval-M (about 5 MB per record) needs only a
+# few reads per record, small enough that memory stays at one record plus one chunk.
+DEFAULT_BUFSIZE = 1 << 20
+# What may follow an array element.
+DELIMITERS = " \t\r\n,]"
+
+# Type strings a hand-written dataset may use, after lower-casing and turning '-' and ' ' into
+# '_'. Only the obvious spellings: anything else is an error unless --default-type is given,
+# because a wrong type silently moves a question into another row of the report.
+TYPE_ALIASES = {
+    **{t: t for t in QUESTION_TYPES},
+    "singlehop": "single_hop", "single": "single_hop", "single_session_user": "single_hop",
+    "multihop": "multi_hop", "multi": "multi_hop", "multi_session": "multi_hop",
+    "temporal_reasoning": "temporal", "time": "temporal",
+    "update": "knowledge_update", "knowledge_updates": "knowledge_update",
+    "unanswerable": "abstention", "no_answer": "abstention", "abstain": "abstention",
+    "single_session_preference": "preference",
+    "opendomain": "open_domain",
+    "single_session_assistant": "assistant_recall",
+}
+
+
+KIND_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object", bool: "a boolean"}
+
+
+def map_type(raw: Any, where: str, default: str | None) -> str:
+    """The contract type for a dataset's type string; unknown ones fail unless default is set."""
+    if isinstance(raw, str):
+        key = re.sub(r"[-\s]+", "_", raw.strip().lower())
+        if key in TYPE_ALIASES:
+            return TYPE_ALIASES[key]
+    if default is not None:
+        return default
+    raise InputError(f"{where}: unknown question type {raw!r}; expected one of "
+                     f"{', '.join(QUESTION_TYPES)} (or pass --default-type)")
+
+
+def answer_text(value: Any, where: str) -> str:
+    """A gold answer as a string: integers (LoCoMo, LongMemEval) become their decimal text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"{where}: field 'answer' must be a string or an integer, got {value!r}")
+
+
+def require(obj: dict, key: str, kind: type | tuple, where: str) -> Any:
+    """obj[key] if present and of the given type, else an InputError naming the field."""
+    if key not in obj:
+        raise InputError(f"{where}: missing required field '{key}'")
+    value = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(KIND_NAMES.get(k, k.__name__) for k in kinds)
+        raise InputError(f"{where}: field '{key}' must be {names}, got {type(value).__name__}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Streaming JSON array reader
+# ---------------------------------------------------------------------------------------------
+
+def iter_json_array(fh: IO[str], path: str, bufsize: int = DEFAULT_BUFSIZE) -> Iterator[tuple[int, Any]]:
+    """Yield (line, element) for each element of the top-level JSON array in fh, reading it in
+    chunks so that memory holds one element at a time; line is where the element starts.
+
+    json.JSONDecoder.raw_decode parses one element from the buffer; when the buffer ends inside
+    the element it fails (or, for a bare number, stops early), so we read more and retry. Each
+    retry at least doubles the buffer, which keeps a long element linear rather than quadratic.
+    A syntax error in the middle of the file is only reported once the rest has been read,
+    because a truncated buffer and a broken file raise the same error.
+    """
+    decoder = json.JSONDecoder()
+    buf, pos, line, eof = "", 0, 1, False
+
+    def fill(minimum: int) -> bool:
+        nonlocal buf, pos, eof
+        if eof:
+            return False
+        # Drop what has been consumed before growing, so the buffer holds one element.
+        buf, pos = buf[pos:], 0
+        chunk = fh.read(max(bufsize, minimum))
+        if not chunk:
+            eof = True
+            return False
+        buf += chunk
+        return True
+
+    def skip_ws() -> None:
+        nonlocal pos, line
+        while True:
+            while pos < len(buf) and buf[pos] in " \t\r\n\ufeff":
+                line += buf[pos] == "\n"
+                pos += 1
+            if pos < len(buf) or not fill(0):
+                return
+
+    skip_ws()
+    if pos >= len(buf) or buf[pos] != "[":
+        raise InputError(f"{path}:{line}: expected a JSON array ('[') at the top level")
+    pos += 1
+    first = True
+    while True:
+        skip_ws()
+        if pos >= len(buf):
+            raise InputError(f"{path}:{line}: the file ends inside the top-level array")
+        if buf[pos] == "]":
+            pos += 1
+            break
+        if not first:
+            if buf[pos] != ",":
+                raise InputError(f"{path}:{line}: expected ',' or ']' between array elements, "
+                                 f"got {buf[pos]!r}")
+            pos += 1
+            skip_ws()
+        first = False
+        start_line = line
+        while True:
+            try:
+                value, end = decoder.raw_decode(buf, pos)
+            except json.JSONDecodeError as e:
+                if fill(len(buf) - pos):
+                    continue
+                raise InputError(f"{path}:{start_line + buf.count(chr(10), pos, e.pos)}: invalid JSON "
+                                 f"in array element: {e.msg}") from None
+            # Objects, arrays and strings end with their own delimiter, but a number may go on
+            # in the next chunk ("12" of "123", "-0" of "-0.5e3"): accept one only when a
+            # delimiter follows it, or at the end of the file.
+            if (not isinstance(value, (dict, list, str)) and (end == len(buf) or buf[end] not in DELIMITERS)
+                    and fill(len(buf) - pos)):
+                continue
+            break
+        line += buf.count("\n", pos, end)
+        pos = end
+        yield start_line, value
+    skip_ws()
+    if pos < len(buf):
+        raise InputError(f"{path}:{line}: unexpected data after the top-level array")
+
+
+# ---------------------------------------------------------------------------------------------
+# Report of what was kept, dropped and repaired
+# ---------------------------------------------------------------------------------------------
+
+class Report:
+    """Counts of the written cases and every dropped, repaired or flagged item, for stderr."""
+
+    def __init__(self) -> None:
+        self.cases = self.sessions = self.turns = self.questions = 0
+        self.by_type: dict[str, int] = {t: 0 for t in QUESTION_TYPES}
+        self.items: list[tuple[str, str]] = []
+
+    def note(self, kind: str, message: str) -> None:
+        """Record one dropped / repaired / flagged item under a short stable kind."""
+        self.items.append((kind, message))
+
+    def count_case(self, case: dict) -> None:
+        """Add one written case to the counts."""
+        self.cases += 1
+        self.sessions += len(case["sessions"])
+        self.turns += sum(len(s["turns"]) for s in case["sessions"])
+        self.questions += len(case["questions"])
+        for q in case["questions"]:
+            self.by_type[q["type"]] += 1
+
+    def kinds(self) -> dict[str, int]:
+        """How many items of each kind were noted."""
+        out: dict[str, int] = {}
+        for kind, _ in self.items:
+            out[kind] = out.get(kind, 0) + 1
+        return out
+
+    def print(self, out_path: str, stream: IO[str] | None = None) -> None:
+        """Print every noted item and the counts (to stderr unless a stream is given)."""
+        stream = stream or sys.stderr  # looked up per call, so redirection (and capsys) works
+        for kind, message in self.items:
+            print(f"{kind}: {message}", file=stream)
+        types = ", ".join(f"{t} {n}" for t, n in self.by_type.items() if n)
+        print(f"wrote {out_path}: {self.cases} cases, {self.sessions} sessions, {self.turns} turns, "
+              f"{self.questions} questions ({types})", file=stream)
+        if self.items:
+            kinds = ", ".join(f"{k} {n}" for k, n in self.kinds().items())
+            print(f"noted items: {kinds}", file=stream)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+
+class CaseWriter:
+    """Validate each case against the contract and stream it to a temp file next to the output;
+    os.replace on a clean exit, so a failed import never leaves a partial file behind."""
+
+    def __init__(self, out_path: str, report: Report, force: bool = False) -> None:
+        if os.path.exists(out_path) and not force:
+            raise InputError(f"{out_path}: already exists; pass --force to overwrite it")
+        self.out_path = out_path
+        self.report = report
+        self.seen_cases: set = set()
+        self.seen_qids: set = set()
+        self._fh: IO[str] | None = None
+        self._tmp = ""
+
+    def __enter__(self) -> "CaseWriter":
+        folder = os.path.dirname(os.path.abspath(self.out_path))
+        os.makedirs(folder, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-",
+                                         suffix=os.path.basename(self.out_path))
+        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+        return self
+
+    def write(self, case: dict, where: str) -> None:
+        """Validate one case (errors name `where`, the source location) and append it."""
+        validate_case(case, where, self.seen_cases, self.seen_qids)
+        assert self._fh is not None
+        self._fh.write(dumps(case) + "\n")
+        self.report.count_case(case)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        assert self._fh is not None
+        self._fh.close()
+        if exc_type is None and self.report.cases == 0:
+            os.unlink(self._tmp)
+            raise InputError(f"{self.out_path}: the import produced no cases; nothing written")
+        if exc_type is None:
+            os.replace(self._tmp, self.out_path)
+        elif os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+
+def base_parser(doc: str) -> argparse.ArgumentParser:
+    """The argparse parser every importer starts from: --help is the script docstring."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output JSONL path (written atomically)")
+    ap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    return ap

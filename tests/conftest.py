@@ -1,0 +1,54 @@
+"""Shared fixtures: the fake OpenAI-compatible endpoint, a config in tmp_path, and a way to run
+a script's main() in-process or as a subprocess."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from fake_llm import FakeLLM  # noqa: E402
+
+TINY = os.path.join(ROOT, "tests", "data", "tiny.jsonl")
+API_KEY = "sk-test-SECRET-do-not-write-9f2c"
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "datasets"))
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    """A running fake endpoint, with LLM_BASE_URL and LLM_API_KEY pointing at it."""
+    server = FakeLLM().start()
+    monkeypatch.setenv("LLM_BASE_URL", server.url)
+    monkeypatch.setenv("LLM_API_KEY", API_KEY)
+    yield server
+    server.stop()
+
+
+def write_config(tmp_path, dataset: str = TINY, **overrides) -> str:
+    """A config.yaml in tmp_path, from the repository's config with overrides, cache in tmp."""
+    import yaml
+    with open(os.path.join(ROOT, "config.yaml"), encoding="utf-8") as fh:
+        cfg = yaml.safe_load(fh)
+    cfg.update({"dataset": dataset, "cache_dir": str(tmp_path / "cache"), "retry_backoff_s": 0.01,
+                "workers": 3})
+    cfg.update(overrides)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def config(tmp_path):
+    """Path of a config for the tiny dataset."""
+    return write_config(tmp_path)
+
+
+def script(name: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a repository script as a user would, from the repository root."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, name), *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=300)

@@ -1,0 +1,97 @@
+"""Every kind of bad dataset or config input exits 2 naming path:line, before any model call."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from conftest import TINY, script, write_config
+
+
+def tiny_cases() -> list[dict]:
+    with open(TINY, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def break_case(mutate) -> list[dict]:
+    cases = copy.deepcopy(tiny_cases())
+    mutate(cases)
+    return cases
+
+
+def dump(path, cases) -> str:
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    return str(path)
+
+
+BAD = {
+    "missing_field": (lambda cs: cs[1]["questions"][0].pop("gold_answer"), ":2:", "gold_answer"),
+    "wrong_type": (lambda cs: cs[1]["sessions"][0]["turns"][0].update(text=5), ":2:", "'text'"),
+    "duplicate_case": (lambda cs: cs[1].update(case_id="c001"), ":2:", "duplicate case_id"),
+    "duplicate_qid": (lambda cs: cs[1]["questions"][0].update(qid="c001q1"), ":2:", "duplicate qid"),
+    "duplicate_turn": (lambda cs: cs[0]["sessions"][1]["turns"][0].update(turn_id="c001-s1t1"), ":1:", "duplicate turn_id"),
+    "missing_evidence": (lambda cs: cs[0]["questions"][0].update(evidence=["c001-s9t9"]), ":1:", "c001-s9t9"),
+    "unknown_type": (lambda cs: cs[0]["questions"][1].update(type="trivia"), ":1:", "'type'"),
+    "bad_timestamp": (lambda cs: cs[0]["sessions"][1].update(timestamp="11 May 2026"), ":1:", "'timestamp'"),
+    "bad_asked_at": (lambda cs: cs[1]["questions"][2].update(asked_at="yesterday"), ":2:", "'asked_at'"),
+    "sessions_out_of_order": (lambda cs: cs[0]["sessions"].reverse(), ":1:", "chronological"),
+    "abstention_with_evidence": (lambda cs: cs[0]["questions"][2].update(evidence=["c001-s1t1"]), ":1:", "abstention"),
+    "meta_not_object": (lambda cs: cs[0].update(meta=[1]), ":1:", "'meta'"),
+    "question_not_object": (lambda cs: cs[1]["questions"].append("what?"), ":2:", "questions[3]"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_bad_dataset_exits_2_naming_path_line_and_field(tmp_path, kind):
+    mutate, line, needle = BAD[kind]
+    path = dump(tmp_path / "bad.jsonl", break_case(mutate))
+    r = script("interface.py", "validate", path)
+    assert r.returncode == 2, r.stderr
+    assert f"{path}{line}" in r.stderr and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_invalid_json_line_is_named(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(open(TINY, encoding="utf-8").read() + '{"case_id": "c9", \n', encoding="utf-8")
+    r = script("interface.py", "validate", str(path))
+    assert r.returncode == 2 and f"{path}:3: invalid JSON" in r.stderr
+
+
+def test_run_rejects_bad_dataset_before_any_model_call(tmp_path, fake_llm):
+    path = dump(tmp_path / "bad.jsonl", break_case(BAD["missing_evidence"][0]))
+    cfg = write_config(tmp_path, dataset=path)
+    out = tmp_path / "runs" / "none.jsonl"
+    r = script("run.py", "--config", cfg, "--backend", "none", "--out", str(out))
+    assert r.returncode == 2 and f"{path}:1:" in r.stderr and "Traceback" not in r.stderr
+    assert fake_llm.requests == 0
+    assert not out.exists()
+
+
+def test_validate_prints_counts_per_type():
+    r = script("interface.py", "validate", TINY)
+    assert r.returncode == 0
+    assert "2 cases, 5 sessions, 11 turns, 6 questions" in r.stdout and "abstention 1" in r.stdout
+
+
+@pytest.mark.parametrize("override, needle", [
+    ({"top_kk": 3}, "unknown key 'top_kk'"),
+    ({"top_k": "ten"}, "key 'top_k' must be an integer"),
+    ({"answer_prompt": "no fields"}, "answer_prompt"),
+    ({"seed": True}, "key 'seed'"),
+])
+def test_bad_config_names_the_key(tmp_path, override, needle):
+    cfg = write_config(tmp_path, **override)
+    r = script("interface.py", "check-config", cfg)
+    assert r.returncode == 2 and needle in r.stderr and cfg in r.stderr
+
+
+def test_missing_required_config_key(tmp_path):
+    import yaml
+    cfg = write_config(tmp_path)
+    data = yaml.safe_load(open(cfg, encoding="utf-8"))
+    del data["run_id"]
+    open(cfg, "w", encoding="utf-8").write(yaml.safe_dump(data))
+    r = script("run.py", "--config", cfg, "--backend", "none", "--out", str(tmp_path / "x.jsonl"))
+    assert r.returncode == 2 and "missing required key 'run_id'" in r.stderr

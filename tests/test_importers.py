@@ -1,0 +1,471 @@
+"""Tests of the dataset importers in data/: the real LoCoMo and LongMemEval files from
+../shared/datasets (skipped when absent), hand-written fixtures for the seed-001 two-file layout
+and the Mneme corpus, and the streaming JSON-array reader on tiny buffers.
+
+Run: python -m pytest tests/test_importers.py -q
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Iterator
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from interface import (EXIT_BAD_INPUT, InputError, dataset_counts, load_dataset,  # noqa: E402
+                       parse_time, run_cli)
+
+SHARED = os.path.join(ROOT, "..", "shared", "datasets")
+LOCOMO = os.path.join(SHARED, "locomo", "locomo10.json")
+LME_ORACLE = os.path.join(SHARED, "longmemeval", "longmemeval_oracle_2q.json")
+LME_S = os.path.join(SHARED, "longmemeval", "longmemeval_s_e47becba.json")
+FIXTURES = os.path.join(ROOT, "tests", "data", "importers")
+
+needs_locomo = pytest.mark.skipif(not os.path.exists(LOCOMO),
+                                  reason=f"shared LoCoMo file not found at {LOCOMO} (never copied into the repo)")
+needs_lme = pytest.mark.skipif(not (os.path.exists(LME_ORACLE) and os.path.exists(LME_S)),
+                               reason=f"shared LongMemEval files not found under {SHARED}/longmemeval")
+
+
+def load_script(name: str) -> ModuleType:
+    """Import data/<name>.py (data/ is a folder of scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "data", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+locomo_mod = load_script("import_locomo")
+lme_mod = load_script("import_longmemeval")
+dialogs_mod = load_script("import_dialogs")
+mneme_mod = load_script("import_mneme")
+common = sys.modules["importlib_common"]
+
+
+def run(module: ModuleType, argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    """Run an importer's main through run_cli; return (exit code, stderr)."""
+    code = run_cli(module.main, argv)
+    return code, capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Streaming JSON-array reader
+# ---------------------------------------------------------------------------------------------
+
+TRICKY = ('[\n  {"a": "x], [y", "b": [1, 2, {"c": "\\"}"}]},\n  12345,\n  -0.5e3 ,"π ✓ \\u00e9",\n'
+          '  true, null,\n  [],\n  {}, "", {"nested": {"deep": [[["]"]]]}}\n]\n')
+
+
+@pytest.mark.parametrize("bufsize", [*range(1, 17), 64, 1 << 20])
+def test_stream_parser_matches_json_loads_on_small_buffers(bufsize: int) -> None:
+    got = list(common.iter_json_array(io.StringIO(TRICKY), "t.json", bufsize))
+    assert [v for _, v in got] == json.loads(TRICKY)
+    assert [line for line, _ in got] == [2, 3, 4, 4, 5, 5, 6, 7, 7, 7]
+
+
+@pytest.mark.parametrize("bufsize", [1, 4, 1 << 20])
+def test_stream_parser_on_real_records(bufsize: int) -> None:
+    if not os.path.exists(LME_ORACLE):
+        pytest.skip(f"shared LongMemEval file not found at {LME_ORACLE}")
+    with open(LME_ORACLE, encoding="utf-8") as fh:
+        expected = json.load(fh)
+    with open(LME_ORACLE, encoding="utf-8") as fh:
+        got = [v for _, v in common.iter_json_array(fh, LME_ORACLE, bufsize)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ('{"a": 1}', 1, "expected a JSON array"),
+    ('[1, 2', 1, "ends inside"),
+    ('[1, 2]\n x', 2, "unexpected data after"),
+    ('[1\n 2]', 2, "expected ',' or ']'"),
+    ('[1,\n {"a": }]', 2, "invalid JSON"),
+    ('', 1, "expected a JSON array"),
+])
+def test_stream_parser_errors_name_path_and_line(text: str, line: int, message: str) -> None:
+    for bufsize in (1, 3, 1 << 20):
+        with pytest.raises(InputError, match=rf"^t\.json:{line}: .*{re.escape(message)}"):
+            list(common.iter_json_array(io.StringIO(text), "t.json", bufsize))
+
+
+def test_stream_parser_empty_array() -> None:
+    assert list(common.iter_json_array(io.StringIO(" [ ] \n"), "t.json", 1)) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# LoCoMo
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], str, str]:
+    """Import locomo10.json once: (cases via load_dataset, stderr, output path)."""
+    if not os.path.exists(LOCOMO):
+        pytest.skip(f"shared LoCoMo file not found at {LOCOMO}")
+    out = str(tmp_path_factory.mktemp("locomo") / "locomo.jsonl")
+    err = io.StringIO()
+    old, sys.stderr = sys.stderr, err
+    try:
+        assert run_cli(locomo_mod.main, [LOCOMO, "--out", out]) == 0
+    finally:
+        sys.stderr = old
+    return load_dataset(out), err.getvalue(), out
+
+
+@needs_locomo
+def test_locomo_pinned_counts(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    counts = dataset_counts(cases)
+    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1986)
+    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 96,
+                                           "single_hop": 841, "adversarial": 446}
+    assert "10 cases, 272 sessions, 5882 turns, 1986 questions" in err
+
+
+@needs_locomo
+def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None:
+    cases, _, _ = locomo_run
+    mapping = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
+    with open(LOCOMO, encoding="utf-8") as fh:
+        raw = {c["sample_id"]: c for c in json.load(fh)}
+    for case in cases:
+        assert case["meta"]["source"] == "locomo" and case["meta"]["variant"] == "locomo10"
+        assert re.fullmatch(r"[0-9a-f]{64}", case["meta"]["source_sha256"])
+        assert case["meta"]["image_captions"] is True
+        qa = raw[case["case_id"]]["qa"]
+        assert len(case["questions"]) == len(qa)
+        for i, q in enumerate(case["questions"]):
+            assert q["qid"] == f"{case['case_id']}-q{i}"
+            assert q["question"] == qa[i]["question"]
+            assert q["meta"]["source"] == "locomo" and q["meta"]["category"] == qa[i]["category"]
+            assert q["type"] == mapping[qa[i]["category"]]
+            assert q["asked_at"] == case["sessions"][-1]["timestamp"]
+            if qa[i]["category"] == 5:
+                assert q["gold_answer"] == locomo_mod.ADVERSARIAL_GOLD
+                assert q["meta"]["adversarial_answer"] == str(qa[i]["adversarial_answer"])
+                assert q["gold_answer"] != q["meta"]["adversarial_answer"]
+            else:
+                assert q["gold_answer"] == str(qa[i]["answer"])  # integers become strings
+
+
+@needs_locomo
+def test_locomo_bad_evidence_reported_and_dropped(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    bad = {"'D8:6; D9:17'", "'D10:19'", "'D'", "'D:11:26'", "'D4:36'", "'D9:1 D4:4 D4:6'",
+           "'D22:1 D22:2 D9:10 D9:11'", "'D21:18 D21:22 D11:15 D11:19'", "'D30:05'"}
+    lines = [ln for ln in err.splitlines() if ln.startswith(("evidence_malformed:", "evidence_missing_turn:"))]
+    assert len(lines) == 9
+    assert {re.search(r"(\'[^']*\') (is not|names no)", ln).group(1) for ln in lines} == bad
+    assert "evidence_duplicate:" in err and "conv-50-q5" in err
+    dropped = {q["qid"]: q["meta"]["dropped_evidence"] for c in cases for q in c["questions"]
+               if "dropped_evidence" in q["meta"]}
+    assert dropped["conv-26-q37"] == ["D8:6; D9:17"]
+    assert sum(len(v) for v in dropped.values()) == 9
+
+
+@needs_locomo
+def test_locomo_sessions_turns_and_empty_sessions(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    conv26 = next(c for c in cases if c["case_id"] == "conv-26")
+    ids = [s["session_id"] for s in conv26["sessions"]]
+    assert ids == [f"session_{n}" for n in range(1, 20)]  # numeric: session_10 after session_9
+    assert [s["session"] for s in conv26["meta"]["skipped_empty_sessions"]] == [f"session_{n}" for n in range(20, 36)]
+    assert err.count("empty_session_skipped:") == 16
+    assert conv26["sessions"][0]["timestamp"] == "2023-05-08T13:56:00"  # "1:56 pm on 8 May, 2023"
+    first = conv26["sessions"][0]["turns"][0]
+    assert (first["turn_id"], first["role"]) == ("D1:1", "Caroline")
+    for case in cases:
+        stamps = [parse_time(s["timestamp"]) for s in case["sessions"]]
+        assert stamps == sorted(stamps)
+        assert {t["role"] for s in case["sessions"] for t in s["turns"]} == set(case["meta"]["speakers"])
+    image = next(t for s in conv26["sessions"] for t in s["turns"] if t["turn_id"] == "D1:12")
+    assert image["text"].endswith(" and shared a photo of a painting of a sunset over a lake.")
+    assert image["meta"]["blip_caption"] == "a photo of a painting of a sunset over a lake"
+
+
+def strings_in(obj: object) -> Iterator[str]:
+    """Every string (key or value) inside a JSON value."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from strings_in(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from strings_in(v)
+
+
+@needs_locomo
+def test_locomo_derived_fields_never_reach_the_cases(locomo_run: tuple) -> None:
+    cases, _, out = locomo_run
+    with open(out, encoding="utf-8") as fh:
+        text = fh.read()
+    for key in ("observation", "session_summary", "event_summary"):
+        assert f'"{key}' not in text
+    with open(LOCOMO, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    summaries: list[str] = []
+    facts: set[str] = set()
+    for conv in raw:
+        summaries.extend(conv["session_summary"].values())
+        for obs in conv["observation"].values():
+            facts.update(fact for facts_ in obs.values() for fact, _ in facts_)
+        for events in conv["event_summary"].values():
+            facts.update(e for who, es in events.items() if who != "date" for e in es)
+    assert len(summaries) > 250 and len(facts) > 2000
+    # No output string is a derived fact, and no summary appears anywhere in the output text.
+    assert not facts.intersection(strings_in(cases))
+    assert not [s for s in summaries if json.dumps(s, ensure_ascii=False)[1:-1] in text]
+
+
+@needs_locomo
+def test_locomo_without_captions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "nocap.jsonl")
+    code, err = run(locomo_mod, [LOCOMO, "--out", out, "--no-image-captions"], capsys)
+    assert code == 0
+    cases = load_dataset(out)
+    assert all(c["meta"]["image_captions"] is False for c in cases)
+    image = next(t for s in cases[0]["sessions"] for t in s["turns"] if t["turn_id"] == "D1:12")
+    assert "shared" not in image["text"] and "blip_caption" in image["meta"]
+
+
+@needs_locomo
+def test_existing_output_is_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "exists.jsonl"
+    out.write_text("keep me\n")
+    code, err = run(locomo_mod, [LOCOMO, "--out", str(out)], capsys)
+    assert code == EXIT_BAD_INPUT and "--force" in err
+    assert out.read_text() == "keep me\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# LongMemEval
+# ---------------------------------------------------------------------------------------------
+
+def lme_import(tmp_path: Path, capsys: pytest.CaptureFixture, path: str, *extra: str) -> tuple[list[dict], str]:
+    """Run the LongMemEval importer and load its output."""
+    out = str(tmp_path / f"lme-{len(os.listdir(tmp_path))}.jsonl")
+    code, err = run(lme_mod, [path, "--out", out, *extra], capsys)
+    assert code == 0, err
+    return load_dataset(out), err
+
+
+@needs_lme
+def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cases, err = lme_import(tmp_path, capsys, LME_ORACLE)
+    by_id = {c["case_id"]: c for c in cases}
+    assert set(by_id) == {"6a1eabeb", "gpt4_70e84552_abs"}
+    ku = by_id["6a1eabeb"]["questions"][0]
+    assert ku["type"] == "knowledge_update" and ku["asked_at"] == "2023-06-01T00:58:00"
+    assert ku["evidence"] == ["answer_a25d4a91_1_5", "answer_a25d4a91_2_1"]  # has_answer turns, 1-based
+    assert ku["meta"] == {"source": "longmemeval", "source_type": "knowledge-update", "abstention": False,
+                          "answer_session_ids": ["answer_a25d4a91_1", "answer_a25d4a91_2"]}
+    abs_case = by_id["gpt4_70e84552_abs"]
+    q = abs_case["questions"][0]
+    assert q["type"] == "abstention" and q["evidence"] == []
+    assert q["meta"]["source"] == "longmemeval" and q["meta"]["abstention"] is True
+    assert q["meta"]["source_type"] == "temporal-reasoning"
+    # The second evidence session flags no turn, so its whole session is the would-be evidence.
+    assert q["meta"]["evidence_fallback_sessions"] == ["answer_b3070ec4_abs_2"]
+    assert q["meta"]["would_be_evidence"][0] == "answer_b3070ec4_abs_1_1"
+    assert len(q["meta"]["would_be_evidence"]) == 13
+    late = [s["session_id"] for s in abs_case["sessions"] if s["meta"].get("after_question")]
+    assert late == ["answer_b3070ec4_abs_2"] and "session_after_question:" in err
+    for case in cases:
+        assert case["meta"]["variant"] == "oracle" and len(case["meta"]["source_sha256"]) == 64
+        for s in case["sessions"]:
+            assert [t["turn_id"] for t in s["turns"]] == [f"{s['session_id']}_{j}" for j in range(1, len(s["turns"]) + 1)]
+
+
+@needs_lme
+def test_lme_s_sorted_sessions_and_small_buffer_identical(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cases, _ = lme_import(tmp_path, capsys, LME_S)
+    small, _ = lme_import(tmp_path, capsys, LME_S, "--bufsize", "3")
+    assert small == cases
+    (case,) = cases
+    assert case["meta"]["variant"] == "s"
+    assert len(case["sessions"]) == 53 and sum(len(s["turns"]) for s in case["sessions"]) == 550
+    stamps = [s["timestamp"] for s in case["sessions"]]
+    assert stamps == sorted(stamps)
+    q = case["questions"][0]
+    assert (q["type"], q["gold_answer"]) == ("single_hop", "Business Administration")
+    assert q["evidence"] == ["answer_280352e9_5", "answer_280352e9_6"]
+
+
+def write_lme(path: str, records: list[dict]) -> str:
+    """Write synthetic LongMemEval records, pretty-printed like the real files."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(records, fh, indent=2)
+    return path
+
+
+def lme_record(qid: str, qtype: str, sessions: list[tuple[str, str, list[dict]]], answer_ids: list[str],
+               answer: object = "yes", date: str = "2023/06/01 (Thu) 12:00") -> dict:
+    """One synthetic record; sessions are (id, date, turns)."""
+    return {"question_id": qid, "question_type": qtype, "question": f"question {qid}?", "answer": answer,
+            "question_date": date, "haystack_session_ids": [s[0] for s in sessions],
+            "haystack_dates": [s[1] for s in sessions], "haystack_sessions": [s[2] for s in sessions],
+            "answer_session_ids": answer_ids}
+
+
+def turns(n: int, flagged: tuple = ()) -> list[dict]:
+    """n alternating user/assistant turns, has_answer on the given 0-based indices."""
+    return [{"role": "user" if j % 2 == 0 else "assistant", "content": f"turn {j}", "has_answer": j in flagged}
+            for j in range(n)]
+
+
+def test_lme_unsorted_duplicates_fallback_and_integer_answer(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rec = lme_record("q1", "multi-session", [
+        ("sess_b", "2023/05/20 (Sat) 10:00", turns(2, flagged=(1,))),
+        ("sess_a", "2023/05/10 (Wed) 09:00", turns(3)),
+        ("sess_b", "2023/05/25 (Thu) 10:00", turns(2)),
+        ("sess_late", "2023/06/02 (Fri) 10:00", turns(2)),
+    ], answer_ids=["sess_a", "sess_b"], answer=3)
+    path = write_lme(str(tmp_path / "longmemeval_m_cleaned.json"), [rec])
+    (case,), err = lme_import(tmp_path, capsys, path, "--bufsize", "5")
+    assert case["meta"]["variant"] == "m_cleaned"
+    assert [s["session_id"] for s in case["sessions"]] == ["sess_a", "sess_b", "sess_b~2", "sess_late"]
+    assert case["sessions"][2]["meta"]["original_session_id"] == "sess_b"
+    assert case["sessions"][3]["meta"]["after_question"] is True
+    assert "duplicate_session_renamed:" in err and "sessions_reordered:" in err
+    q = case["questions"][0]
+    assert q["type"] == "multi_hop" and q["gold_answer"] == "3"
+    # sess_a flags nothing: whole session; sess_b flags turn 2; its renamed twin flags nothing.
+    assert q["evidence"] == ["sess_a_1", "sess_a_2", "sess_a_3", "sess_b_2", "sess_b~2_1", "sess_b~2_2"]
+    assert q["meta"]["evidence_fallback_sessions"] == ["sess_a", "sess_b~2"]
+
+
+def test_lme_per_type_sample_is_stratified_and_seeded(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    records = []
+    for i in range(40):
+        qtype = list(lme_mod.TYPE_MAP)[i % 6]
+        qid = f"q{i}" + ("_abs" if i % 10 == 9 else "")
+        records.append(lme_record(qid, qtype, [(f"s{i}", "2023/05/01 (Mon) 10:00", turns(2, (0,)))], [f"s{i}"]))
+    path = write_lme(str(tmp_path / "longmemeval_s.json"), records)
+    a, err = lme_import(tmp_path, capsys, path, "--per-type", "2", "--seed", "7")
+    b, _ = lme_import(tmp_path, capsys, path, "--per-type", "2", "--seed", "7", "--bufsize", "13")
+    c, _ = lme_import(tmp_path, capsys, path, "--per-type", "2", "--seed", "8")
+    assert a == b
+    assert dataset_counts(a)["questions_by_type"] == {t: 2 for t in
+                                                     ("single_hop", "multi_hop", "temporal", "knowledge_update",
+                                                      "abstention", "preference", "assistant_recall")}
+    assert [x["case_id"] for x in a] != [x["case_id"] for x in c]
+    order = [int(x["case_id"].split("_")[0][1:]) for x in a]
+    assert order == sorted(order)  # file order kept
+    assert a[0]["meta"]["sample"] == {"per_type": 2, "seed": 7}
+
+
+def test_lme_bad_input_exits_2_with_path_and_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    ok = lme_record("q1", "single-session-user", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
+    bad = lme_record("q2", "single-session-gossip", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
+    path = write_lme(str(tmp_path / "longmemeval_oracle.json"), [ok, bad])
+    out = str(tmp_path / "out.jsonl")
+    code, err = run(lme_mod, [path, "--out", out], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert re.search(r"longmemeval_oracle\.json:\d+: question q2: unknown question_type 'single-session-gossip'", err)
+    assert not os.path.exists(out)  # nothing partial left behind
+    code, err = run(lme_mod, [write_lme(str(tmp_path / "mine.json"), [ok]), "--out", out], capsys)
+    assert code == EXIT_BAD_INPUT and "--variant" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed-001 two-file layout
+# ---------------------------------------------------------------------------------------------
+
+DIALOGS = os.path.join(FIXTURES, "dialogs", "dialogs.jsonl")
+QUESTIONS = os.path.join(FIXTURES, "dialogs", "questions.jsonl")
+
+
+def test_dialogs_fixture_imports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "d.jsonl")
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", QUESTIONS, "--out", out], capsys)
+    assert code == 0, err
+    cases = load_dataset(out)
+    assert [c["case_id"] for c in cases] == ["c01", "c02"]
+    assert "conversation_dropped:" in err and "c03" in err
+    c01 = cases[0]
+    assert [s["session_id"] for s in c01["sessions"]] == ["s1", "s2", "s10"]
+    assert [t["turn_id"] for t in c01["sessions"][1]["turns"]] == ["c01-s2t1", "c01-s2t2"]  # by turn number
+    assert c01["sessions"][1]["timestamp"] == "2026-03-14T10:00:00Z"
+    types = {q["qid"]: q["type"] for c in cases for q in c["questions"]}
+    assert types == {"c01-q1": "knowledge_update", "c01-q2": "temporal", "c01-q3": "preference",
+                     "c02-q1": "single_hop", "c02-q2": "abstention", "c02-q3": "multi_hop"}
+    q = {q["qid"]: q for c in cases for q in c["questions"]}
+    assert q["c01-q1"]["asked_at"] == "2026-04-02T18:15:00Z"  # last message of c01
+    assert q["c02-q1"]["asked_at"] == "2026-02-03T12:00:00Z"  # its own
+    assert q["c02-q3"]["gold_answer"] == "5" and q["c01-q2"]["meta"]["source_type"] == "temporal-reasoning"
+    assert all(c["meta"]["variant"] == "seed001" and len(c["meta"]["source_sha256"]) == 64 for c in cases)
+
+
+def test_dialogs_unknown_type_fails_unless_default(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad_q = os.path.join(FIXTURES, "dialogs", "questions_unknown_type.jsonl")
+    out = str(tmp_path / "d.jsonl")
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", bad_q, "--out", out], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert "questions_unknown_type.jsonl:2: unknown question type 'philosophical'" in err
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", bad_q, "--out", out,
+                                  "--default-type", "open_domain"], capsys)
+    assert code == 0
+    assert [q["type"] for q in load_dataset(out)[0]["questions"]] == ["single_hop", "open_domain"]
+
+
+def test_dialogs_repeated_turn_names_both_lines(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    d = tmp_path / "dialogs.jsonl"
+    line = '{"conv_id": "c", "session": 1, "turn": 1, "role": "user", "text": "hi", "ts": "2026-01-01T00:00:00Z"}\n'
+    d.write_text(line + line)
+    code, err = run(dialogs_mod, ["--dialogs", str(d), "--questions", QUESTIONS, "--out", str(tmp_path / "o")], capsys)
+    assert code == EXIT_BAD_INPUT and re.search(r"dialogs\.jsonl:2: .*repeats .*dialogs\.jsonl:1", err)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mneme corpus
+# ---------------------------------------------------------------------------------------------
+
+MNEME = os.path.join(FIXTURES, "mneme")
+
+
+def test_mneme_fixture_one_case_per_test_point(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "m.jsonl")
+    code, err = run(mneme_mod, [MNEME, "--out", out, "--default-type", "preference"], capsys)
+    assert code == 0, err
+    cases = {c["case_id"]: c for c in load_dataset(out)}
+    assert set(cases) == {"001_typescript_preference@t8", "002_two_points@t0", "002_two_points@t4"}
+    ts = cases["001_typescript_preference@t8"]
+    turns_ = ts["sessions"][0]["turns"]
+    assert len(turns_) == 8 and all("Can you scaffold" not in t["text"] for t in turns_)  # carrying turn excluded
+    q = ts["questions"][0]
+    assert q["type"] == "preference" and q["gold_answer"] == "user prefers TypeScript"
+    assert q["meta"]["expected_keywords"] == ["TypeScript"]
+    assert q["meta"]["keyword_turns"] == ["001_typescript_preference-t4"]
+    assert parse_time(turns_[-1]["meta"]["ts"]) < parse_time(q["asked_at"])
+    assert ts["meta"]["synthetic_timestamps"] is True and len(ts["meta"]["source_sha256"]) == 64
+    assert cases["002_two_points@t0"]["sessions"][0]["turns"] == []
+    assert cases["002_two_points@t0"]["questions"][0]["type"] == "single_hop"  # its own "single-hop"
+    assert "test_point_without_history:" in err
+
+
+def test_mneme_without_type_fails_naming_file_and_turn(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code, err = run(mneme_mod, [MNEME, "--out", str(tmp_path / "m.jsonl")], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert "001_typescript_preference.json: turns[8].test_at: no question type" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Every importer
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [locomo_mod, lme_mod, dialogs_mod, mneme_mod])
+def test_help_is_the_docstring(module: ModuleType, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as e:
+        module.main(["--help"])
+    assert e.value.code == 0
+    assert "Usage:" in capsys.readouterr().out

@@ -1,0 +1,68 @@
+"""The model client: bounded retries, Retry-After, no retry on 400, errors never cached."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_config
+from interface import InputError, load_config
+from llm import LLMClient, cache_key
+
+MSG = [{"role": "user", "content": "Memories:\n(no memories)\nQuestion: x"}]
+
+
+def client(tmp_path, **overrides) -> LLMClient:
+    return LLMClient(load_config(write_config(tmp_path, **overrides)))
+
+
+def test_retries_429_honouring_retry_after_then_succeeds(tmp_path, fake_llm):
+    fake_llm.script = [{"status": 429, "retry_after": "0"}, {"status": 503}, {}]
+    c = client(tmp_path, max_retries=3).complete("m", MSG, 10)
+    assert c.error is None and c.text == "I don't know" and c.attempts == 3
+    assert fake_llm.requests == 3
+
+
+def test_retries_stop_at_the_limit(tmp_path, fake_llm):
+    fake_llm.script = [{"status": 500}] * 10
+    c = client(tmp_path, max_retries=2).complete("m", MSG, 10)
+    assert c.error == "server_error: 500" and c.text is None
+    assert fake_llm.requests == 3  # one try plus two retries, then it gives up
+
+
+def test_400_is_recorded_and_not_retried(tmp_path, fake_llm):
+    fake_llm.script = [{"status": 400}, {}]
+    c = client(tmp_path, max_retries=5).complete("m", MSG, 10)
+    assert c.error.startswith("bad_request: injected 400")
+    assert fake_llm.requests == 1
+
+
+def test_errors_are_never_cached(tmp_path, fake_llm):
+    cl = client(tmp_path, max_retries=0)
+    fake_llm.script = [{"status": 500}]
+    assert cl.complete("m", MSG, 10).error is not None
+    ok = cl.complete("m", MSG, 10)
+    assert ok.error is None and not ok.cached
+    again = cl.complete("m", MSG, 10)
+    assert again.cached and again.text == ok.text
+    assert fake_llm.requests == 2
+
+
+def test_timeout_is_retried_then_reported(tmp_path, fake_llm):
+    fake_llm.script = [{"delay_s": 1.5}, {"delay_s": 1.5}]
+    c = client(tmp_path, max_retries=1, request_timeout_s=0.3).complete("m", MSG, 10)
+    assert c.error == "timeout" and fake_llm.requests == 2
+
+
+def test_cache_key_changes_with_what_changes_the_output():
+    base = {"model": "m", "messages": MSG, "temperature": 0.0, "seed": 7, "max_tokens": 10}
+    k = cache_key("http://a", base)
+    assert k == cache_key("http://a", dict(base))
+    for change in ({"model": "n"}, {"seed": 8}, {"max_tokens": 11}, {"messages": [{"role": "user", "content": "y"}]}):
+        assert cache_key("http://a", {**base, **change}) != k
+    assert cache_key("http://b", base) != k
+
+
+def test_no_endpoint_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
+    with pytest.raises(InputError, match="LLM_BASE_URL"):
+        client(tmp_path)

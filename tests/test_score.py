@@ -1,0 +1,80 @@
+"""score.py against hand-computed fixtures."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import score
+from interface import run_cli, sha256_text
+
+
+def test_bootstrap_with_identical_cases_has_a_zero_width_interval():
+    # Every case has the same mean difference, so every resample has it too.
+    diff = {"c1": [1, 0], "c2": [0, 1], "c3": [1, 0]}
+    assert score.cluster_bootstrap(diff, 1000, 0) == (0.5, 0.5, 0.5)
+
+
+def test_bootstrap_two_cases_by_hand():
+    # Cases A (diff 0) and B (diff 1): a resample of two cases has mean 0 (AA, p=1/4), 0.5 (AB or
+    # BA, p=1/2) or 1 (BB, p=1/4). The 2.5% and 97.5% quantiles are therefore 0 and 1.
+    point, lo, hi = score.cluster_bootstrap({"A": [0], "B": [1]}, 10000, 3)
+    assert (point, lo, hi) == (0.5, 0.0, 1.0)
+
+
+def test_bootstrap_point_is_the_mean_over_questions_not_cases():
+    # 3 questions in case A with diff 1, 1 question in case B with diff 0: 3/4, not 1/2.
+    point, lo, hi = score.cluster_bootstrap({"A": [1, 1, 1], "B": [0]}, 2000, 1)
+    assert point == 0.75 and lo == 0.0 and hi == 1.0
+
+
+def test_percentile_nearest_rank():
+    xs = list(range(1, 101))
+    assert score.percentile(xs, 0.025) == 3 and score.percentile(xs, 0.975) == 98
+    assert score.percentile([7], 0.5) == 7
+
+
+def _rec(backend, qid, case, correct_answer, evidence, retrieved):
+    return {"run_id": "r", "backend": backend, "backend_version": "v", "repeat": 0, "case_id": case, "qid": qid,
+            "type": "single_hop", "question": "q", "gold_answer": "g", "evidence": evidence,
+            "answer": correct_answer, "prompt_sha256": "p", "retrieved_ids": retrieved,
+            "context_ids": retrieved, "context_tokens": 10, "error": None, "search_ms": 1.0}
+
+
+def test_score_table_by_hand(tmp_path):
+    a = [_rec("A", "q1", "c1", "yes", ["t1"], ["t1"]), _rec("A", "q2", "c1", "no", ["t2"], ["t9"]),
+         _rec("A", "q3", "c2", "yes", ["t3", "t4"], ["t3"])]
+    b = [_rec("B", "q1", "c1", "no", ["t1"], None), _rec("B", "q2", "c1", "no", ["t2"], None),
+         _rec("B", "q3", "c2", "no", ["t3", "t4"], None)]
+    runs = []
+    verdicts = tmp_path / "v.jsonl"
+    with open(verdicts, "w") as vf:
+        for name, recs in (("A", a), ("B", b)):
+            p = tmp_path / f"{name}.jsonl"
+            p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+            runs.append(str(p))
+            for r in recs:
+                vf.write(json.dumps({"run_id": "r", "backend": r["backend"], "repeat": 0, "qid": r["qid"],
+                                     "answer_sha256": sha256_text(r["answer"]), "verdict":
+                                     "correct" if r["answer"] == "yes" else "incorrect", "by": "exact",
+                                     "judge_error": None}) + "\n")
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", str(verdicts), "--baseline", "B",
+                                "--json", str(out), "--resamples", "200"]) == 0
+    s = json.loads(out.read_text())
+    A = next(x for x in s["systems"] if x["label"] == "A")
+    B = next(x for x in s["systems"] if x["label"] == "B")
+    assert A["accuracy"] == pytest.approx(2 / 3) and B["accuracy"] == 0.0
+    assert A["recall_any_at_k"] == pytest.approx(2 / 3)      # q1 and q3 hit, q2 misses
+    assert A["recall_all_in_context"] == pytest.approx(1 / 3)  # q3 lacks t4
+    assert B["recall_any_at_k"] is None and "provenance" in B["recall_note"]
+    d = s["differences"][0]
+    assert d["system"] == "A" and d["difference"] == pytest.approx(2 / 3) and d["cases"] == 2
+
+
+def test_missing_verdict_is_an_error(tmp_path):
+    p = tmp_path / "A.jsonl"
+    p.write_text(json.dumps(_rec("A", "q1", "c1", "yes", [], [])) + "\n")
+    v = tmp_path / "v.jsonl"
+    v.write_text("")
+    assert run_cli(score.main, ["--runs", str(p), "--verdicts", str(v), "--baseline", "A"]) == 2
