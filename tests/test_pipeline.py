@@ -166,3 +166,14 @@ def test_judge_prompt_never_sees_the_system():
     prompt = judge.judge_prompt("default", "Which version?", "Postgres 16", "Postgres 16 it is")
     for hidden in ("keyword", "oracle", "context", "backend"):
         assert hidden not in prompt.lower()
+
+
+def test_judge_steps_down_to_a_response_format_the_server_accepts(tmp_path, fake_llm):
+    fake_llm.accepted_formats = ("json_object",)
+    cfg = write_config(tmp_path, judge_model="fake-judge", workers=1)
+    paths = run_all(cfg, tmp_path / "runs")
+    verdicts = str(tmp_path / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *paths, "--out", verdicts]) == 0
+    judged = [f for f in fake_llm.formats_seen if f is not None]
+    assert judged[0] == "json_schema" and set(judged[1:]) == {"json_object"}
+    assert all(v["judge_error"] is None for v in records(verdicts))

