@@ -112,6 +112,33 @@ def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
+def read_resumable(path: str) -> tuple[list[tuple[int, dict, str]], int]:
+    """The records of an output file a stage is resuming, as (line number, object, line with
+    its newline), and how many lines were cut. A last line without its newline is what a
+    killed writer leaves: it is dropped and counted. Any other unreadable line is an error,
+    since the file was then not written by this stage."""
+    if not os.path.exists(path):
+        return [], 0
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.readlines()
+    out, cut = [], 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            if lineno == len(lines) and not line.endswith("\n"):
+                cut += 1
+                continue
+            raise InputError(f"{path}:{lineno}: invalid JSON inside an output file; it was not written by "
+                             f"this script: use --fresh or another --out") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object; use --fresh or another --out")
+        out.append((lineno, obj, line if line.endswith("\n") else line + "\n"))
+    return out, cut
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write a whole file atomically: a temp file in the same folder, then os.replace."""
     folder = os.path.dirname(os.path.abspath(path))

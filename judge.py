@@ -29,7 +29,7 @@ import threading
 import unicodedata
 
 from interface import (EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, dumps, load_config, load_runs,
-                       run_cli, sha256_text, verdict_key, write_atomic)
+                       read_resumable, run_cli, sha256_text, verdict_key, write_atomic)
 from llm import LLMClient
 
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ MONTHS = {
 _MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _ORD = r"(?:st|nd|rd|th)?"
 DATE_PATTERNS = (
-    re.compile(rf"\b(?P<y>\d{{4}})-(?P<mo>\d{{1,2}})-(?P<d>\d{{1,2}})\b"),
+    re.compile(r"\b(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})\b"),
     re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s+(?P<y>\d{{4}})\b)?"),
     re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m>{_MONTH})\b\.?(?:,?\s+(?P<y>\d{{4}})\b)?"),
     re.compile(rf"\b(?P<m>{_MONTH})\.?,?\s+(?P<y>\d{{4}})\b"),
@@ -261,28 +261,16 @@ class FormatChooser:
 def load_verdicts(path: str, grader: str) -> tuple[dict, int]:
     """Finished verdicts in `path` by the same grader, keyed by verdict_key; failed ones and a
     cut last line are dropped, and the file is rewritten without them."""
-    if not os.path.exists(path):
-        return {}, 0
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.readlines()
-    done, dropped = {}, 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            v = json.loads(line)
-        except json.JSONDecodeError:
-            if lineno == len(lines) and not line.endswith("\n"):
-                dropped += 1
-                continue
-            raise InputError(f"{path}:{lineno}: invalid JSON in a verdicts file; use --fresh") from None
+    rows, dropped = read_resumable(path)
+    done = {}
+    for lineno, v, line in rows:
         if v.get("grader") != grader:  # .get: a foreign file may lack the field
             raise InputError(f"{path}:{lineno}: written by grader {v.get('grader')!r}, this one is "
                              f"{grader!r}; use --fresh to regrade everything or choose another --out")
         if v["judge_error"] is not None:
             dropped += 1
             continue
-        done[(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"])] = line.rstrip("\n") + "\n"
+        done[(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"])] = line
     if dropped:
         write_atomic(path, "".join(done.values()))
     return done, dropped

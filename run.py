@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import json
 import os
 import sys
 import time
@@ -27,7 +26,8 @@ from typing import TextIO
 from backends import load_backend
 from context import build_context, make_counter
 from interface import (CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit, InputError, dumps, load_config,
-                       load_dataset, run_cli, session_items, sha256_text, write_atomic)
+                       load_dataset, read_resumable, run_cli, session_items, sha256_text,
+                       write_atomic)
 from llm import LLMClient
 
 # Fields that must agree between the records already in --out and this run for a resume to
@@ -120,23 +120,9 @@ def load_done(path: str, identity: dict, qids: set) -> tuple[dict, int]:
     """Records already finished in `path` by the same run, keyed by qid, and how many lines
     were dropped (failed records, or a last line cut by a crash). The file is rewritten
     atomically without the dropped lines before new records are appended."""
-    if not os.path.exists(path):
-        return {}, 0
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.readlines()
+    rows, dropped = read_resumable(path)
     done: dict = {}
-    dropped = 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if lineno == len(lines) and not line.endswith("\n"):
-                dropped += 1  # the record in flight when the last run was killed
-                continue
-            raise InputError(f"{path}:{lineno}: invalid JSON in the middle of a run file; "
-                             f"it was not written by run.py, use --fresh or another --out") from None
+    for lineno, rec, line in rows:
         for key in IDENTITY_FIELDS:
             if rec.get(key) != identity[key]:  # .get: a foreign file may lack the field
                 raise InputError(f"{path}:{lineno}: holds a different run (field '{key}' is "
@@ -145,13 +131,10 @@ def load_done(path: str, identity: dict, qids: set) -> tuple[dict, int]:
         if rec.get("qid") not in qids:
             raise InputError(f"{path}:{lineno}: question {rec.get('qid')!r} is not in the dataset; "
                              f"the dataset changed since this file was written: use --fresh")
-        if rec["error"] is not None:
-            dropped += 1
+        if rec["error"] is not None or rec["qid"] in done:
+            dropped += 1  # redo failures; never keep two records of one question
             continue
-        if rec["qid"] in done:
-            dropped += 1  # never keep two records of one question
-            continue
-        done[rec["qid"]] = line if line.endswith("\n") else line + "\n"
+        done[rec["qid"]] = line
     if dropped:
         write_atomic(path, "".join(done.values()))
     return done, dropped

@@ -87,7 +87,6 @@ def test_unknown_setting_is_named(service):
 
 def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_llm):
     import json
-    import yaml
     import run
     from conftest import write_config
     from interface import run_cli
