@@ -8,8 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CONFIG ?= config.yaml
-# Controls first, then the reference backends that need no extra download.
-SYSTEMS ?= none oracle full_context keyword
+# Controls first, then the backends that need no extra download or model of their own.
+SYSTEMS ?= none oracle full_context keyword hash bm25
 BASELINE ?= keyword
 RUNS_DIR ?= runs
 RESULTS_DIR ?= results

@@ -216,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         pending: dict = {}
 
         def drain(block: bool) -> None:
-            if not pending:
-                return
-            finished, _ = cf.wait(list(pending), timeout=None if block else 0,
-                                  return_when=cf.ALL_COMPLETED if block else cf.FIRST_COMPLETED)
-            for fut in finished:
-                writer.write(finish(pending.pop(fut), fut.result()))
+            """Write every finished answer; with block=True, keep going until none is pending,
+            writing each as it completes (a crash then loses only the calls in flight)."""
+            while pending:
+                finished, _ = cf.wait(list(pending), timeout=None if block else 0,
+                                      return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    writer.write(finish(pending.pop(fut), fut.result()))
+                if not block:
+                    return
 
         try:
             for case in cases:

@@ -177,3 +177,22 @@ def test_judge_steps_down_to_a_response_format_the_server_accepts(tmp_path, fake
     judged = [f for f in fake_llm.formats_seen if f is not None]
     assert judged[0] == "json_schema" and set(judged[1:]) == {"json_object"}
     assert all(v["judge_error"] is None for v in records(verdicts))
+
+
+def test_each_record_is_written_when_it_completes_not_at_the_end(tmp_path, fake_llm):
+    import threading
+    import time
+    cfg = write_config(tmp_path, workers=2)
+    out = tmp_path / "none.jsonl"
+    fake_llm.script = [{"delay_s": 3.0}]  # the first request hangs while the others finish
+    result = {}
+    t = threading.Thread(target=lambda: result.update(code=run_cli(run.main, ["--config", cfg, "--backend", "none",
+                                                                              "--out", str(out)])))
+    t.start()
+    seen_while_running = 0
+    while t.is_alive():
+        if out.exists():
+            seen_while_running = max(seen_while_running, len(out.read_text().splitlines()))
+        time.sleep(0.05)
+    assert result["code"] == 0 and len(records(out)) == 6
+    assert seen_while_running >= 5  # all but the slow one were on disk before the run ended
