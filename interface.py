@@ -230,6 +230,19 @@ def _optional_meta(obj: dict, where: str) -> None:
         raise InputError(f"{where}: field 'meta' must be an object, got {type(obj['meta']).__name__}")
 
 
+def _entry(obj: object, at: str, key: str, label: str, seen: set, scope: str) -> tuple[str, str]:
+    """Check one list entry is an object with a non-empty id not seen before in its scope;
+    return the id and the location to name in later errors ('<label> <id>')."""
+    if not isinstance(obj, dict):
+        raise InputError(f"{at}: expected an object")
+    value = _nonempty(_require(obj, key, str, at), key, at)
+    where = f"{label} {value}"
+    if value in seen:
+        raise InputError(f"{where}: duplicate {key} ({scope})")
+    seen.add(value)
+    return value, where
+
+
 def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> None:
     """Check one case against the contract; raise InputError naming the first problem."""
     case_id = _nonempty(_require(case, "case_id", str, where), "case_id", where)
@@ -246,14 +259,8 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
     session_ids: set = set()
     previous: tuple[datetime, str] | None = None
     for i, session in enumerate(sessions):
-        s_where = f"{where}: sessions[{i}]"
-        if not isinstance(session, dict):
-            raise InputError(f"{s_where}: expected an object")
-        sid = _nonempty(_require(session, "session_id", str, s_where), "session_id", s_where)
-        s_where = f"{where}: session {sid}"
-        if sid in session_ids:
-            raise InputError(f"{s_where}: duplicate session_id within the case")
-        session_ids.add(sid)
+        sid, s_where = _entry(session, f"{where}: sessions[{i}]", "session_id", f"{where}: session",
+                              session_ids, "within the case")
         stamp = _time_field(session, "timestamp", s_where)
         if previous and stamp < previous[0]:
             raise InputError(f"{s_where}: field 'timestamp' {session['timestamp']} is earlier than "
@@ -261,28 +268,16 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
         previous = (stamp, sid)
         _optional_meta(session, s_where)
         for j, turn in enumerate(_require(session, "turns", list, s_where)):
-            t_where = f"{s_where}: turns[{j}]"
-            if not isinstance(turn, dict):
-                raise InputError(f"{t_where}: expected an object")
-            tid = _nonempty(_require(turn, "turn_id", str, t_where), "turn_id", t_where)
-            t_where = f"{s_where}: turn {tid}"
-            if tid in turn_ids:
-                raise InputError(f"{t_where}: duplicate turn_id (turn ids must be unique within a case)")
-            turn_ids.add(tid)
+            _, t_where = _entry(turn, f"{s_where}: turns[{j}]", "turn_id", f"{s_where}: turn", turn_ids,
+                                "turn ids must be unique within a case")
             _nonempty(_require(turn, "role", str, t_where), "role", t_where)
             _require(turn, "text", str, t_where)
             _optional_meta(turn, t_where)
 
     questions = _require(case, "questions", list, where)
     for i, q in enumerate(questions):
-        q_where = f"{where}: questions[{i}]"
-        if not isinstance(q, dict):
-            raise InputError(f"{q_where}: expected an object")
-        qid = _nonempty(_require(q, "qid", str, q_where), "qid", q_where)
-        q_where = f"{where}: question {qid}"
-        if qid in seen_qids:
-            raise InputError(f"{q_where}: duplicate qid (question ids must be unique across the file)")
-        seen_qids.add(qid)
+        _, q_where = _entry(q, f"{where}: questions[{i}]", "qid", f"{where}: question", seen_qids,
+                            "question ids must be unique across the file")
         qtype = _require(q, "type", str, q_where)
         if qtype not in QUESTION_TYPES:
             raise InputError(f"{q_where}: field 'type' is {qtype!r}; expected one of {', '.join(QUESTION_TYPES)}")
