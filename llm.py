@@ -40,19 +40,22 @@ class Completion:
     attempts: int
 
 
-def endpoint_from_env() -> tuple[str | None, str]:
-    """The endpoint and key from the environment; the key is only ever held in memory."""
+def endpoint_from_env() -> tuple[str | None, str, str | None]:
+    """The endpoint, key and endpoint identity from the environment; the key is only ever held
+    in memory. LLM_ENDPOINT_ID, when set, names what serves the model independently of its
+    address: serve.py sets it, since the embedded server gets a new port every time and the
+    cache must still hit."""
     base_url = os.environ.get("LLM_BASE_URL") or None
     api_key = os.environ.get("LLM_API_KEY") or ""
     if not api_key and not base_url:
         raise InputError("no model endpoint: set LLM_BASE_URL (and LLM_API_KEY if the endpoint needs "
                          "one), or run `make bench`, which serves the embedded model locally")
-    return base_url, api_key or NO_KEY
+    return base_url, api_key or NO_KEY, os.environ.get("LLM_ENDPOINT_ID") or base_url
 
 
-def cache_key(base_url: str | None, request: dict) -> str:
+def cache_key(endpoint: str | None, request: dict) -> str:
     """sha256 of everything that changes the output: endpoint, model, messages, sampling."""
-    blob = json.dumps({"base_url": base_url, **request}, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps({"base_url": endpoint, **request}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -79,7 +82,7 @@ class LLMClient:
         import openai  # the core dependency, imported here so --help works without it
 
         self._openai = openai
-        self.base_url, self._api_key = endpoint_from_env()
+        self.base_url, self._api_key, self.endpoint_id = endpoint_from_env()
         self.seed = config["seed"]
         self.max_retries = config["max_retries"]
         self.backoff_s = config["retry_backoff_s"]
@@ -116,7 +119,7 @@ class LLMClient:
                    "max_tokens": max_tokens}
         if response_format is not None:
             request["response_format"] = response_format
-        key = cache_key(self.base_url, request)
+        key = cache_key(self.endpoint_id, request)
         hit = self._cache_get(key)
         if hit is not None:
             return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0)

@@ -146,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         write_json_atomic(info_path, info)
         print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)})",
               file=sys.stderr)
-        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path}
+        # The cache identity of this endpoint: the verified model file and the server version,
+        # not the port, which is new every time.
+        endpoint_id = f"embedded:{MODEL_FILE}:{digest[:16]}:llama-cpp-python=={server_version}:n_ctx={N_CTX}"
+        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": endpoint_id}
         code = subprocess.run(command, env=env).returncode
         if proc.poll() is not None:
             # The answers after this point are connection errors in the run files; say why.

@@ -50,7 +50,8 @@ def pipeline(cfg: str, out: str, systems: list[str], label: str) -> dict:
                     "calls_per_s": round(fresh / steps[f"run {s}"], 3) if fresh else None}
     verdicts = os.path.join(out, "results", "verdicts.jsonl")
     steps["judge"] = timed([py, "judge.py", "--config", cfg, "--runs", *runs, "--out", verdicts])
-    steps["score"] = timed([py, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline", systems[-1],
+    steps["score"] = timed([py, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline",
+                            "keyword" if "keyword" in systems else systems[-1],
                             "--markdown", os.path.join(out, "results", "report.md")])
     total = sum(steps.values())
     print(f"\n[{label}] " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()) + f"; total {total:.1f} s",

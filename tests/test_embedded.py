@@ -51,6 +51,13 @@ def test_real_local_model_end_to_end(tmp_path):
     manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
     info = manifest["served_model_info"]
     assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    # A second server start gets a new port, and the response cache still answers everything.
+    again = str(tmp_path / "runs" / "again.jsonl")
+    r2 = subprocess.run([sys.executable, "serve.py", "--", sys.executable, "run.py", "--config", cfg, "--backend",
+                         "keyword", "--out", again], cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
+    assert r2.returncode == 0, r2.stderr[-3000:]
+    assert all(json.loads(l)["cached"] for l in open(again, encoding="utf-8"))
+    assert "0 model requests" in r2.stderr
     # The server is gone once the command ends: nothing answers on its port any more.
     port = r.stderr.split("ready at http://127.0.0.1:")[1].split("/")[0]
     probe = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True)
