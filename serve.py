@@ -39,6 +39,9 @@ N_CTX = 4096
 ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 LOG_TAIL_LINES = 40
+# uvicorn waits for the request in flight before it exits on TERM; a long prompt can take tens
+# of seconds on two cores, so after this grace the group is killed.
+STOP_GRACE_S = 5.0
 
 
 def model_path() -> str:
@@ -85,12 +88,16 @@ def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> 
 
 
 def stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: TERM, then KILL if it lingers."""
+    """Stop the server's whole process group: TERM, then KILL if it lingers. A second Ctrl-C
+    or TERM while this runs must not abort it and leave the server orphaned, so both are
+    ignored from here on (the process is exiting anyway)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if proc.poll() is not None:
         return
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+        proc.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

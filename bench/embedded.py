@@ -22,7 +22,7 @@ import time
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SYSTEMS = ("none", "oracle", "full_context", "keyword", "hash", "bm25")
+SYSTEMS = ("none", "oracle", "full_context", "keyword")
 
 
 def timed(cmd: list[str], env: dict | None = None) -> float:
