@@ -62,3 +62,23 @@ def test_real_local_model_end_to_end(tmp_path):
     port = r.stderr.split("ready at http://127.0.0.1:")[1].split("/")[0]
     probe = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True)
     assert probe.returncode != 0
+
+
+def _port_closed(port: str) -> bool:
+    return subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True).returncode != 0
+
+
+def test_ctrl_c_and_term_stop_the_server_with_no_orphan():
+    import signal
+    env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = subprocess.Popen([sys.executable, "serve.py", "--", "sleep", "120"], cwd=ROOT, env=env,
+                             stderr=subprocess.PIPE, text=True)
+        line = ""
+        while "ready at" not in line:
+            line = p.stderr.readline()
+            assert line, "serve.py ended before the server was ready"
+        port = line.split("ready at http://127.0.0.1:")[1].split("/")[0]
+        p.send_signal(sig)
+        p.wait(timeout=60)
+        assert _port_closed(port)
