@@ -133,14 +133,24 @@ def render_text(scores: dict) -> str:
     return "\n".join(out)
 
 
+def factual_accuracy(system: dict) -> float | None:
+    """Accuracy over the questions whose gold is a fact (not abstention or adversarial)."""
+    factual = [v for t, v in system["by_type"].items() if t not in ("abstention", "adversarial")]
+    n = sum(v["n"] for v in factual)
+    return sum(v["accuracy"] * v["n"] for v in factual) / n if n else None
+
+
 def findings(scores: dict) -> list[str]:
     """Plain-words checks of the instrument itself, from the controls (seed guide, 9.1)."""
     by = {s["label"]: s for s in scores["systems"]}
     notes = []
     if "none" in by:
-        factual = [v for t, v in by["none"]["by_type"].items() if t not in ("abstention", "adversarial")]
-        n = sum(v["n"] for v in factual)
-        acc = sum(v["accuracy"] * v["n"] for v in factual) / n if n else None
+        acc = factual_accuracy(by["none"])
+        for s in scores["systems"]:
+            own = factual_accuracy(s)
+            if s["label"] not in CONTROL_NAMES and acc is not None and own is not None and own < acc:
+                notes.append(f"`{s['label']}` answers fewer factual questions ({own:.1%}) than the `none` "
+                             f"control ({acc:.1%}): its context misleads the answer model.")
         if acc is not None and acc > NONE_FACTUAL_MAX:
             notes.append(f"The `none` control (no memory at all) answers {acc:.1%} of factual questions "
                          f"correctly: some gold answers can be guessed without memory. Treat those "

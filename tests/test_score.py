@@ -78,3 +78,20 @@ def test_missing_verdict_is_an_error(tmp_path):
     v = tmp_path / "v.jsonl"
     v.write_text("")
     assert run_cli(score.main, ["--runs", str(p), "--verdicts", str(v), "--baseline", "A"]) == 2
+
+
+def test_findings_flag_a_broken_instrument_in_plain_words():
+    def system(label, by_type, acc=None):
+        return {"label": label, "accuracy": acc, "by_type": by_type, "recall_note": None, "internal_model": None,
+                "flush_note": None, "errors": 0}
+    scores = {"systems": [
+        system("none", {"single_hop": {"n": 10, "accuracy": 0.3}, "abstention": {"n": 5, "accuracy": 1.0}}),
+        system("oracle", {"single_hop": {"n": 10, "accuracy": 0.5}}, acc=0.5),
+        system("weak", {"single_hop": {"n": 10, "accuracy": 0.1}}, acc=0.1),
+        system("lucky", {"single_hop": {"n": 10, "accuracy": 0.9}}, acc=0.9),
+    ]}
+    text = "\n".join(score.findings(scores))
+    assert "gold answers can be guessed" in text           # none scores 30% on factual questions
+    assert "reaches only 50.0%" in text                    # the oracle ceiling is low
+    assert "`weak` answers fewer factual questions" in text
+    assert "`lucky` scores above the oracle" in text
