@@ -194,9 +194,16 @@ def render_markdown(scores: dict, manifest: dict | None) -> str:
         lines += [f"- run: `{manifest['run_id']}` at {manifest['created_utc']}, git `{manifest['git_commit']}`"
                   f"{' (dirty tree)' if manifest['git_dirty'] else ''}",
                   f"- dataset: `{manifest['dataset']}` sha256 `{manifest['dataset_sha256'][:16]}…`",
-                  f"- answer model: `{manifest['answer_model']}`; judge model: `{manifest['judge_model']}`",
+                  f"- answer model: `{manifest['answer_model']}`; judge model: "
+                  f"{'`' + manifest['judge_model'] + '`' if manifest['judge_model'] else 'none (rules only)'}",
                   f"- top_k {manifest['top_k']}, context budget {manifest['context_token_budget']} tokens "
-                  f"({manifest['tokenizer']})", ""]
+                  f"({manifest['tokenizer']})"]
+        served = manifest["served_model_info"]
+        if served:
+            lines.append(f"- served locally by {served['server']} {served['server_version']} as "
+                         f"`{served['served_model']}`, from `{served['model_file']}` ({served['model_package']}, "
+                         f"sha256 `{served['model_sha256'][:16]}…`)")
+        lines.append("")
     lines += [f"Grading: {scores['grading']}", "",
               "| system | n | accuracy | recall_any@k | recall_all (context) | unparseable | errors | mean context tokens | search p95 ms |",
               "|---|---|---|---|---|---|---|---|---|"]
