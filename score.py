@@ -283,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         if not diff:
             continue
         point, lo, hi = cluster_bootstrap(diff, a.resamples, a.seed)
+        if len(diff) < 2:
+            # Resampling one case always draws that case: the interval would have zero width,
+            # which reads as certainty. It is not measurable, so it is null.
+            lo = hi = None
         differences.append({"system": label, "baseline": a.baseline, "difference": point, "ci_low": lo,
                             "ci_high": hi, "questions": sum(len(v) for v in diff.values()), "cases": len(diff)})
     scores = {"baseline": a.baseline, "resamples": a.resamples, "seed": a.seed,

@@ -95,3 +95,23 @@ def test_findings_flag_a_broken_instrument_in_plain_words():
     assert "reaches only 50.0%" in text                    # the oracle ceiling is low
     assert "`weak` answers fewer factual questions" in text
     assert "`lucky` scores above the oracle" in text
+
+
+def test_one_case_gives_no_interval(tmp_path):
+    recs = {"A": [_rec("A", "q1", "c1", "yes", [], []), _rec("A", "q2", "c1", "no", [], [])],
+            "B": [_rec("B", "q1", "c1", "no", [], []), _rec("B", "q2", "c1", "no", [], [])]}
+    runs, verdicts = [], tmp_path / "v.jsonl"
+    with open(verdicts, "w") as vf:
+        for name, rs in recs.items():
+            p = tmp_path / f"{name}.jsonl"
+            p.write_text("".join(json.dumps(r) + "\n" for r in rs))
+            runs.append(str(p))
+            for r in rs:
+                vf.write(json.dumps({"run_id": "r", "backend": name, "repeat": 0, "qid": r["qid"],
+                                     "answer_sha256": sha256_text(r["answer"]), "judge_error": None, "by": "exact",
+                                     "verdict": "correct" if r["answer"] == "yes" else "incorrect"}) + "\n")
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", str(verdicts), "--baseline", "B", "--json", str(out),
+                                "--resamples", "100"]) == 0
+    d = json.loads(out.read_text())["differences"][0]
+    assert d["difference"] == 0.5 and d["ci_low"] is None and d["ci_high"] is None
