@@ -50,23 +50,23 @@ class Control:
     def __init__(self, name: str) -> None:
         self.name = name
         self.newest_first = name == "full_context"
+        self._hits: dict[str, Hit] = {}  # the current case's turns as hits, in order
 
     def ingest(self, case: dict, namespace: str, cfg: dict) -> tuple[float | None, float | None]:
-        """Controls store nothing."""
+        """Controls store nothing; the case's turns are turned into hits once, not per question."""
+        self._hits = {it.item_id: Hit(text=it.text, score=1.0, source_ids=(it.item_id,),
+                                      timestamp=it.metadata["timestamp"])
+                      for s in case["sessions"] for it in session_items(s)}
         return None, None
 
     def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float | None]:
         """The control's hits; search_ms is None because nothing is searched."""
-        turns = [(it, s["timestamp"]) for s in case["sessions"] for it in session_items(s)]
         if self.name == "none":
             return [], None
         if self.name == "oracle":
-            by_id = {it.item_id: (it, ts) for it, ts in turns}
-            chosen = [by_id[i] for i in question["evidence"]]
-        else:  # full_context: every turn, newest first so that the budget keeps the newest
-            chosen = list(reversed(turns))
-        return [Hit(text=it.text, score=1.0, source_ids=(it.item_id,), timestamp=ts)
-                for it, ts in chosen], None
+            return [self._hits[i] for i in question["evidence"]], None
+        # full_context: every turn, newest first so that the budget keeps the newest
+        return list(reversed(self._hits.values())), None
 
 
 class BackendSystem:
@@ -103,6 +103,11 @@ class BackendSystem:
 def make_system(name: str, cfg: dict):
     """A control by name, or the backend module of that name."""
     return Control(name) if name in CONTROL_NAMES else BackendSystem(load_backend(name, cfg))
+
+
+def backend_error(e: Exception) -> str:
+    """The short, stable error a backend failure leaves in a record."""
+    return f"backend: {type(e).__name__}: {e}"[:300]
 
 
 def provenance(hits) -> list[str] | None:
@@ -237,10 +242,9 @@ def main(argv: list[str] | None = None) -> int:
                     ingest_error = None
                 except Exception as e:  # a failing system is a result, not a crash
                     ingest_s = flush_s = None
-                    ingest_error = f"backend: {type(e).__name__}: {e}"[:300]
+                    ingest_error = backend_error(e)
                 for q in todo:
-                    record = {**identity, "backend_version": system.version,
-                              "internal_model": system.internal_model, "flush_note": system.flush_note,
+                    record = {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
                               "case_id": case["case_id"], "qid": q["qid"], "type": q["type"],
                               "question": q["question"], "asked_at": q["asked_at"],
                               "gold_answer": q["gold_answer"], "evidence": q["evidence"],
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                         try:
                             hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])
                         except Exception as e:
-                            record["error"] = f"backend: {type(e).__name__}: {e}"[:300]
+                            record["error"] = backend_error(e)
                     if record["error"] is not None:
                         writer.write(record)
                         continue
