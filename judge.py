@@ -95,13 +95,17 @@ def rubric_for(record: dict) -> str:
     return "default"
 
 
+def rubric_template(rubric: str) -> str:
+    """The full judge prompt template of a rubric, before the question is filled in."""
+    return JUDGE_HEADER + RUBRICS[rubric] + JUDGE_FOOTER
+
+
 def judge_prompt(rubric: str, question: str, gold: str, answer: str) -> str:
     """The judge's whole input: question, gold and answer, and nothing about the system."""
-    return (JUDGE_HEADER + RUBRICS[rubric] + JUDGE_FOOTER).format(question=question, gold=gold, answer=answer)
+    return rubric_template(rubric).format(question=question, gold=gold, answer=answer)
 
 
-GRADER_SHA = sha256_text(DETERMINISTIC_VERSION + "".join(JUDGE_HEADER + r + JUDGE_FOOTER
-                                                         for r in RUBRICS.values()))
+GRADER_SHA = sha256_text(DETERMINISTIC_VERSION + "".join(rubric_template(r) for r in RUBRICS))
 
 # ---------------------------------------------------------------------------------------------
 # Normalization and the deterministic layers
@@ -214,7 +218,7 @@ def deterministic(record: dict) -> tuple[str, str] | None:
     if _contains(tokens, g.split()):
         outdated = (record.get("meta") or {}).get("outdated_answers", [])
         hedged = any(t in HEDGES for t in tokens) and not any(t in HEDGES for t in g.split())
-        stale = any(_contains(tokens, normalize(o).split()) for o in outdated if normalize(o) != g)
+        stale = any(o != g and _contains(tokens, o.split()) for o in map(normalize, outdated))
         if not hedged and not stale:
             return "correct", "contains"
     return None
@@ -299,8 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     # cache cannot favour one system (seed guide, section 6).
     records.sort(key=lambda r: (r["backend"], r["repeat"], r["qid"]))
     random.Random(cfg["seed"]).shuffle(records)
-    todo = [r for r in records if verdict_key(r) not in done]
-    need_llm = [r for r in todo if r["answer"] is not None and deterministic(r) is None]
+    # Each record with an answer gets its rule verdict once, here; None leaves it to the judge.
+    todo = [(r, deterministic(r) if r["answer"] is not None else None)
+            for r in records if verdict_key(r) not in done]
+    need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     client = LLMClient(cfg) if judge_model and need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({len(need_llm)} undecided by rules; judge model: {judge_model or 'none, deterministic only'})",
@@ -308,8 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 
     chooser = FormatChooser()
 
-    def ask(rec: dict) -> dict:
-        rubric = rubric_for(rec)
+    def ask(rec: dict, rubric: str) -> dict:
         prompt = judge_prompt(rubric, rec["question"], rec["gold_answer"], rec["answer"])
         for _ in RESPONSE_FORMATS:  # at most one try per response format
             fmt = chooser.current()
@@ -343,21 +348,20 @@ def main(argv: list[str] | None = None) -> int:
 
         futures = {}
         try:
-            for rec in todo:
+            for rec, decided in todo:
                 v = base(rec)
                 if rec["answer"] is None:
                     # The run failed for this question: no answer to grade. Counted as an error
                     # in score.py; rerunning run.py then judge.py grades the new answer.
                     write({**v, "verdict": None, "by": "run_error"})
                     continue
-                decided = deterministic(rec)
                 if decided is not None:
                     write({**v, "verdict": decided[0], "by": decided[1]})
                 elif client is None:
                     write({**v, "verdict": "incorrect", "by": "no_match"})
                 else:
-                    v["judge_prompt_sha256"] = sha256_text(JUDGE_HEADER + RUBRICS[v["rubric"]] + JUDGE_FOOTER)
-                    futures[pool.submit(ask, rec)] = v
+                    v["judge_prompt_sha256"] = sha256_text(rubric_template(v["rubric"]))
+                    futures[pool.submit(ask, rec, v["rubric"])] = v
             for fut in cf.as_completed(futures):
                 write({**futures[fut], **fut.result()})
                 counts["llm"] += 1
