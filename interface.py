@@ -388,13 +388,12 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "max_retries": ((int,), False),
     "retry_backoff_s": ((int, float), False),
     "max_error_rate": ((int, float), False),
-    "bootstrap_resamples": ((int,), False),
     "cache_dir": ((str,), False),
     "backends": ((dict,), False),
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
-    "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0, "bootstrap_resamples": 10000,
+    "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
     "cache_dir": ".cache/llm", "backends": {},
 }
 PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")
@@ -424,8 +423,7 @@ def load_config(path: str) -> dict:
         if required and key not in raw:
             raise InputError(f"{path}: missing required key '{key}'")
     cfg = {**CONFIG_DEFAULTS, **raw}
-    for key in ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens",
-                "bootstrap_resamples"):
+    for key in ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens"):
         if cfg[key] < 1:
             raise InputError(f"{path}: key '{key}' must be at least 1, got {cfg[key]}")
     if cfg["max_retries"] < 0 or not 0 <= cfg["max_error_rate"] <= 1:

@@ -64,12 +64,12 @@ def load_verdicts(path: str) -> dict:
             for _, v in read_jsonl(path)}
 
 
-def score_system(recs: list[dict], verdicts: dict) -> dict:
-    """Every number of one system's row."""
+def score_system(rows: list[tuple[dict, dict]]) -> dict:
+    """Every number of one system's row, from its (run record, verdict) pairs."""
     ok, layers, by_type = [], defaultdict(int), defaultdict(list)
     unparseable = errors = 0
-    for r in recs:
-        v = verdicts[verdict_key(r)]
+    recs = [r for r, _ in rows]
+    for r, v in rows:
         correct = v["verdict"] == "correct"
         ok.append(correct)
         by_type[r["type"]].append(correct)
@@ -259,27 +259,26 @@ def main(argv: list[str] | None = None) -> int:
 
     records = load_runs(a.runs)
     verdicts = load_verdicts(a.verdicts)
-    by_system: dict = defaultdict(list)
+    by_system: dict = defaultdict(list)  # label -> [(run record, its verdict)]
     for r in records:
-        if verdict_key(r) not in verdicts:
+        v = verdicts.get(verdict_key(r))  # a missing verdict is reported, not defaulted
+        if v is None:
             raise InputError(f"{a.verdicts}: no verdict for {r['backend']!r} question {r['qid']!r} "
                              f"(or its answer changed since judging); run judge.py on these runs first")
-        by_system[system_label(r)].append(r)
+        by_system[system_label(r)].append((r, v))
     if a.baseline not in by_system:
         raise InputError(f"--baseline {a.baseline!r} is not among the systems: {', '.join(sorted(by_system))}")
 
-    systems = [{"label": label, **score_system(recs, verdicts)} for label, recs in sorted(by_system.items())]
-    base = {r["qid"]: r for r in by_system[a.baseline]}
+    systems = [{"label": label, **score_system(rows)} for label, rows in sorted(by_system.items())]
+    base = {r["qid"]: v["verdict"] == "correct" for r, v in by_system[a.baseline]}
     differences = []
-    for label, recs in sorted(by_system.items()):
+    for label, rows in sorted(by_system.items()):
         if label == a.baseline:
             continue
         diff: dict = defaultdict(list)
-        for r in recs:
+        for r, v in rows:
             if r["qid"] in base:
-                b = base[r["qid"]]
-                diff[r["case_id"]].append(int(verdicts[verdict_key(r)]["verdict"] == "correct")
-                                          - int(verdicts[verdict_key(b)]["verdict"] == "correct"))
+                diff[r["case_id"]].append(int(v["verdict"] == "correct") - int(base[r["qid"]]))
         if not diff:
             continue
         point, lo, hi = cluster_bootstrap(diff, a.resamples, a.seed)
