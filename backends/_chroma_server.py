@@ -3,19 +3,31 @@ until it answers, so that the `chroma` backend (settings host/port) or an HTTP p
 measured against Chroma's REST API instead of the embedded library.
 
 Usage:
-  python backends/_chroma_server.py --port 8000 --path .cache/chroma-server
-  # then, in config.yaml:  chroma_server: {adapter: chroma, host: 127.0.0.1, port: 8000}
+  python -m backends._chroma_server -- COMMAND ...
+      a server on a free port and a temporary data folder for the length of COMMAND, which
+      sees its URL in CHROMA_URL (the `chroma_http` preset reads it); stopped when COMMAND
+      ends, fails or is interrupted, e.g.
+      python -m backends._chroma_server -- make bench SYSTEMS="none oracle chroma chroma_http"
+  python -m backends._chroma_server --port 8000 --path .cache/chroma-server
+      a server until Ctrl-C; in config.yaml:  chroma_server: {adapter: chroma, host: 127.0.0.1, port: 8000}
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # also when run as a script: serve.py holds the process handling
+
+from serve import free_port, stop  # noqa: E402
 
 HEARTBEAT = "/api/v2/heartbeat"
 
@@ -44,33 +56,45 @@ def wait_ready(port: int, timeout_s: float, proc: subprocess.Popen | None = None
 
 
 def start(path: str, port: int, timeout_s: float = 60.0, log=subprocess.DEVNULL) -> subprocess.Popen:
-    """Start `chroma run` and return its process once the heartbeat answers; stop it with
-    proc.terminate(). A failed start terminates the process before raising."""
+    """Start `chroma run` in its own process group and return it once the heartbeat answers;
+    stop it with stop(proc). A failed start stops the process before raising."""
     os.makedirs(path, exist_ok=True)
-    proc = subprocess.Popen(command(path, port), stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command(path, port), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_ready(port, timeout_s, proc)
     except BaseException:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
         raise
     return proc
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Serve until Ctrl-C, or for the length of COMMAND; return the command's exit code."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--port", type=int, default=8000)
-    ap.add_argument("--path", default=".cache/chroma-server", help="the server's data folder")
+    ap.add_argument("--port", type=int, default=0, help="0 (default): a free port")
+    ap.add_argument("--path", default="", help="the server's data folder; default: a temporary one, removed at exit")
     ap.add_argument("--timeout-s", type=float, default=60.0)
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="a command to run beside the server, after --")
     a = ap.parse_args(argv)
-    proc = start(a.path, a.port, a.timeout_s, log=None)  # log=None: the server's output goes to ours
-    print(f"chroma server ready: http://127.0.0.1:{a.port} (pid {proc.pid}); Ctrl-C stops it", flush=True)
+    command = a.command[1:] if a.command[:1] == ["--"] else a.command
+    port = a.port or free_port()
+    path = a.path or tempfile.mkdtemp(prefix="chroma-server-", dir=os.path.join(ROOT, ".cache"))
+    # SIGTERM (a CI timeout, `kill`) must stop the server too, like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    proc = start(path, port, a.timeout_s, log=None if not command else subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
     try:
-        return proc.wait()
+        if not command:
+            print(f"chroma server ready: {url} (pid {proc.pid}); Ctrl-C stops it", flush=True)
+            return proc.wait()
+        print(f"chroma server ready: {url}; running the command with CHROMA_URL={url}", file=sys.stderr)
+        return subprocess.run(command, env={**os.environ, "CHROMA_URL": url}).returncode
     except KeyboardInterrupt:
-        proc.terminate()
-        proc.wait(10)
         return 130
+    finally:
+        stop(proc)
+        if not a.path:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

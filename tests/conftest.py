@@ -29,6 +29,18 @@ def fake_llm(monkeypatch):
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real `chroma run` server on a free loopback port for the whole test session; its port."""
+    pytest.importorskip("chromadb", reason="chromadb not installed (pip install -r backends/requirements-chroma.txt)")
+    from backends._chroma_server import start
+    from serve import free_port, stop
+    port = free_port()
+    proc = start(str(tmp_path_factory.mktemp("chroma-server")), port)
+    yield port
+    stop(proc)
+
+
 def write_config(tmp_path, dataset: str = TINY, **overrides) -> str:
     """A config.yaml in tmp_path, from the repository's config with overrides, cache in tmp."""
     import yaml

@@ -452,20 +452,6 @@ def test_mem0_infer_through_llm_client(fake_server, tmp_path):
 # chroma against a real `chroma run` server (Chroma's REST API through chromadb.HttpClient)
 # ---------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
-    pytest.importorskip("chromadb", reason="chromadb not installed (pip install -r backends/requirements-chroma.txt)")
-    import socket
-    from backends._chroma_server import start
-    with socket.socket() as s:  # a free port on loopback
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = start(str(tmp_path_factory.mktemp("chroma-server")), port)
-    yield port
-    proc.terminate()
-    proc.wait(10)
-
-
 def test_chroma_over_http(chroma_server, tmp_path):
     _needs("wordllama")
     b = load_backend("chroma_http", config(tmp_path, {"chroma_http": {

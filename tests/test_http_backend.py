@@ -2,10 +2,17 @@
 a flush that does not really wait finds nothing, and these tests would catch it."""
 from __future__ import annotations
 
+import json
+import socket
+import subprocess
+import sys
+
 import pytest
+import yaml
 
 from backends import load_backend
 from interface import InputError, MemoryItem
+from conftest import ROOT, TINY, write_config
 from memory_service import MemoryService
 
 TOKEN = "svc-token-123"
@@ -86,9 +93,7 @@ def test_unknown_setting_is_named(service):
 
 
 def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_llm):
-    import json
     import run
-    from conftest import write_config
     from interface import run_cli
     cfg = write_config(tmp_path, backends={"http": {"base_url": service.url, "token_env": "MEMORY_API_KEY",
                                                     "flush": "delay", "flush_delay_s": 1.0}})
@@ -98,3 +103,103 @@ def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_ll
     assert all("not verified" in r["flush_note"] for r in recs)
     assert any(r["retrieved_ids"] for r in recs)
     assert TOKEN not in out.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# The `chroma_http` preset of config.yaml: the same generic adapter against Chroma's real REST
+# server (`chroma run`): collections made by id, column layouts, embeddings sent by the adapter.
+# ---------------------------------------------------------------------------------------------
+
+def chroma_preset(port: int, embed: str = "wordllama") -> dict:
+    """config.yaml's chroma_http preset, pointed at the test server; wordllama keeps it fast."""
+    with open(f"{ROOT}/config.yaml", encoding="utf-8") as fh:
+        cfg = yaml.safe_load(fh)
+    cfg["backends"]["chroma_http"].update(base_url=f"http://127.0.0.1:{port}", base_url_env=None, embed=embed)
+    return cfg
+
+
+def chroma_http(port: int):
+    pytest.importorskip("wordllama", reason="wordllama not installed (pip install -r backends/requirements-dense.txt)")
+    return load_backend("chroma_http", chroma_preset(port))
+
+
+def test_chroma_preset_contract(chroma_server):
+    b = chroma_http(chroma_server)
+    assert "chromadb" in b.version and "service reports" in b.version and "wordllama" in b.version
+    more = [MemoryItem(f"t{i}", f"user: note number {i} about the release train", {"timestamp": "2026-05-13"})
+            for i in range(3, 9)]
+    for ns in ("case/a", "case/b"):  # '/' is not allowed in a Chroma name: namespace_style sha256
+        b.reset(ns)
+    b.add("case/a", ITEMS)
+    b.add("case/a", more)
+    b.add("case/b", [MemoryItem("b1", "user: I order pizza on Fridays", {"timestamp": "2026-04-01"})])
+    for ns in ("case/a", "case/b"):
+        b.flush(ns, 10)  # sentinel: verified by searching for it
+    hits = b.search("case/a", "Which Postgres does billing run on?", 3)
+    assert len(hits) == 3 and hits[0].source_ids == ("t1",) and hits[0].timestamp == "2026-05-11T09:30:00Z"
+    assert all("sentinel" not in h.text for h in b.search("case/a", "memory-bench-sentinel", 10))
+    assert [h.source_ids for h in b.search("case/b", "pizza", 5)] == [("b1",)]  # isolated
+    assert hits[0].score > hits[1].score  # a cosine distance turned into a similarity
+    b.reset("case/a")
+    assert b.search("case/a", "Postgres", 5) == []
+    assert b.search("case/b", "pizza", 1)[0].source_ids == ("b1",)  # reset empties only its own
+
+
+def test_chroma_preset_ranks_like_embedded_chroma(chroma_server, tmp_path):
+    """Same vectors, same database engine: over REST through the generic adapter, Chroma must
+    return what the chromadb library returns in process. A wrong column or field mapping shows."""
+    pytest.importorskip("chromadb")
+    from interface import load_dataset, session_items
+    cfg = chroma_preset(chroma_server)
+    cfg["backends"]["chroma"] = {"model": "wordllama"}
+    over_rest, embedded = load_backend("chroma_http", cfg), load_backend("chroma", cfg)
+    for case in load_dataset(TINY):
+        for b in (over_rest, embedded):
+            b.reset(case["case_id"])
+            for session in case["sessions"]:
+                b.add(case["case_id"], session_items(session))
+            b.flush(case["case_id"], 10)
+        for q in case["questions"]:
+            a = over_rest.search(case["case_id"], q["question"], 5)
+            e = embedded.search(case["case_id"], q["question"], 5)
+            assert [h.source_ids for h in a] == [h.source_ids for h in e]
+            assert [h.score for h in a] == pytest.approx([h.score for h in e], abs=1e-4)
+
+
+def test_run_over_chroma_server_wrapper(tmp_path, fake_llm):
+    """The command that needs the server starts it: `_chroma_server -- run.py`; afterwards the
+    server is gone and the command's exit code is the wrapper's."""
+    pytest.importorskip("chromadb")
+    pytest.importorskip("wordllama")
+    cfg_path = write_config(tmp_path)
+    with open(cfg_path, encoding="utf-8") as fh:
+        cfg = yaml.safe_load(fh)
+    cfg["backends"]["chroma_http"]["embed"] = "wordllama"
+    with open(cfg_path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(cfg, fh)
+    out, seen = tmp_path / "chroma_http.jsonl", tmp_path / "url"
+
+    def wrapped(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "backends._chroma_server", "--", *command],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    probe = f"import os, sys; open({str(seen)!r}, 'w').write(os.environ['CHROMA_URL']); sys.exit(5)"
+    assert wrapped(sys.executable, "-c", probe).returncode == 5
+    port = int(seen.read_text().rsplit(":", 1)[1])
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0  # stopped when the command ended
+    done = wrapped(sys.executable, "run.py", "--config", cfg_path, "--backend", "chroma_http", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert recs and all(r["error"] is None and r["flush_note"] is None for r in recs)
+    assert all("service reports" in r["backend_version"] for r in recs)
+    assert any(r["retrieved_ids"] for r in recs)
+
+
+def test_id_paths_need_a_create_step(service):
+    with pytest.raises(InputError, match="create_path"):
+        backend(service, add_path="/c/{id}/add")
+    with pytest.raises(InputError, match="add_layout"):
+        backend(service, add_layout="diagonal")
+    with pytest.raises(InputError, match="CHROMA_URL"):
+        load_backend("http", {"backends": {"http": {"base_url_env": "CHROMA_URL"}}})
