@@ -33,10 +33,10 @@ HEARTBEAT = "/api/v2/heartbeat"
 
 
 def command(path: str, port: int) -> list[str]:
-    """The `chroma run` command line; falls back to the module when the script is not on PATH."""
-    exe = shutil.which("chroma")
-    base = [exe] if exe else [sys.executable, "-c", "from chromadb.cli.cli import app; app()"]
-    return base + ["run", "--host", "127.0.0.1", "--port", str(port), "--path", path]
+    """The `chroma run` command line of this interpreter's chromadb (the pinned one), not of
+    whatever `chroma` script comes first on PATH."""
+    return [sys.executable, "-c", "import sys; from chromadb.cli.cli import app; sys.argv[0] = 'chroma'; app()",
+            "run", "--host", "127.0.0.1", "--port", str(port), "--path", path]
 
 
 def wait_ready(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> None:
