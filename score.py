@@ -78,13 +78,21 @@ def score_system(rows: list[tuple[dict, dict]]) -> dict:
         errors += r["error"] is not None or v["judge_error"] is not None
     with_evidence = [r for r in recs if r["evidence"]]
     measured = [r for r in with_evidence if r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    # Why recall is missing matters: a failed question retrieved nothing to measure, while a
+    # hit without source ids came back but cannot be traced to stored turns.
+    failed = sum(1 for r in with_evidence if r["error"] is not None)
+    unknown = len(with_evidence) - len(measured) - failed
+    why = "; ".join(p for p in (f"{failed} failed" if failed else "",
+                                f"{unknown} returned hits without provenance (source ids)" if unknown else "") if p)
     recall_note = None
     if not with_evidence:
         recall_note = "no question has gold evidence"
     elif not measured:
-        recall_note = "not measurable: the system returned hits without provenance (source ids)"
+        recall_note = f"not measurable: of {len(with_evidence)} questions with evidence, {why}"
     elif len(measured) < len(with_evidence):
-        recall_note = f"measured on {len(measured)} of {len(with_evidence)} questions; the rest lacked provenance"
+        recall_note = f"measured on {len(measured)} of {len(with_evidence)} questions ({why})"
+    first_error = next((r["error"] for r in recs if r["error"] is not None),
+                       next((v["judge_error"] for _, v in rows if v["judge_error"] is not None), None))
     tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
     search = sorted(r["search_ms"] for r in recs if r.get("search_ms") is not None)  # absent for controls
     first = recs[0]
@@ -95,7 +103,7 @@ def score_system(rows: list[tuple[dict, dict]]) -> dict:
         "recall_any_at_k": mean([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured]),
         "recall_all_in_context": mean([set(r["evidence"]) <= set(r["context_ids"]) for r in measured]),
         "recall_n": len(measured), "recall_note": recall_note,
-        "unparseable": unparseable, "errors": errors,
+        "unparseable": unparseable, "errors": errors, "first_error": first_error,
         "mean_context_tokens": mean(tokens),
         "search_ms_p50": percentile(search, 0.5) if search else None,
         "search_ms_p95": percentile(search, 0.95) if search else None,
@@ -182,8 +190,8 @@ def findings(scores: dict) -> list[str]:
         if s["flush_note"]:
             notes.append(f"`{s['label']}`: {s['flush_note']}")
         if s["errors"]:
-            notes.append(f"`{s['label']}`: {s['errors']} questions failed (run or judge errors), counted "
-                         f"as incorrect.")
+            notes.append(f"`{s['label']}`: {s['errors']} of {s['n']} questions failed (run or judge errors), "
+                         f"counted as incorrect; the first: {s['first_error']}")
     return notes
 
 
@@ -291,15 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     scores = {"baseline": a.baseline, "resamples": a.resamples, "seed": a.seed,
               "grading": grading_summary(systems), "systems": systems, "differences": differences}
 
-    print(render_text(scores))
+    # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
+    # cost the report.
+    manifest = None
+    if a.manifest:
+        try:
+            with open(a.manifest, encoding="utf-8") as fh:
+                manifest = json.load(fh)
+        except (OSError, ValueError) as e:
+            raise InputError(f"{a.manifest}: not a readable manifest ({e})") from None
     if a.json:
         write_json_atomic(a.json, scores)
     if a.markdown:
-        manifest = None
-        if a.manifest:
-            with open(a.manifest, encoding="utf-8") as fh:
-                manifest = json.load(fh)
         write_atomic(a.markdown, render_markdown(scores, manifest))
+    print(render_text(scores))
     return EXIT_OK
 
 

@@ -340,12 +340,12 @@ def test_summary_buffer_discloses_model_and_summarizes_overflow():
     load(b, "ns", ITEMS_A)
     hits = b.search("ns", "anything", 10)
     assert hits[0].text.startswith("Summary of the earlier conversation: SUMMARY")
-    assert hits[0].source_ids == ("a1", "a2", "a3")        # the turns it summarises
+    assert hits[0].source_ids == ()  # a merge of a1-a3: which facts survived is unknown
     assert hits[0].timestamp == SESSION_A["timestamp"]
     assert [h.source_ids for h in hits[1:]] == [("a4",), ("a5",), ("a6",)]  # last N verbatim
     assert "Postgres 14" in client.calls[-1]["messages"][0]["content"]
     assert len(b.search("ns", "anything", 2)) == 2
-    assert b.search("ns", "anything", 1)[0].source_ids == ("a1", "a2", "a3")
+    assert b.search("ns", "anything", 1)[0].text.startswith("Summary")
 
 
 def test_summary_buffer_namespaces_reset_and_small_buffers():
@@ -367,7 +367,7 @@ def test_summary_buffer_rolls_the_summary_forward():
     b.add("ns", ITEMS_A[4:])
     assert len(client.calls) == 2
     assert "SUMMARY" in client.calls[1]["messages"][0]["content"]  # the old summary is fed back
-    assert b.search("ns", "q", 1)[0].source_ids == ("a1", "a2", "a3", "a4")
+    assert "SUMMARY" in b.search("ns", "q", 1)[0].text and len(b.search("ns", "q", 10)) == 3
 
 
 def test_summary_buffer_model_error_raises():

@@ -72,6 +72,23 @@ def test_score_table_by_hand(tmp_path):
     assert d["system"] == "A" and d["difference"] == pytest.approx(2 / 3) and d["cases"] == 2
 
 
+def test_failed_questions_are_not_called_missing_provenance():
+    """A system whose questions all failed retrieved nothing: the recall note must say they
+    failed (not blame provenance), and the findings must quote the error."""
+    ok = _rec("C", "q1", "c1", "yes", ["t1"], ["t1"])
+    bad = {**_rec("C", "q2", "c1", "no", ["t2"], None), "answer": None,
+           "error": "backend: RuntimeError: extractor call failed: context length"}
+    no_ids = _rec("C", "q3", "c2", "no", ["t3"], None)
+    verdict = {"verdict": "incorrect", "by": "no_match", "judge_error": None}
+    s = score.score_system([(ok, {**verdict, "verdict": "correct"}), (bad, verdict), (no_ids, verdict)])
+    assert s["recall_n"] == 1 and "1 failed" in s["recall_note"] and "1 returned hits without" in s["recall_note"]
+    all_failed = score.score_system([(bad, verdict)])
+    assert all_failed["recall_any_at_k"] is None
+    assert "1 failed" in all_failed["recall_note"] and "provenance" not in all_failed["recall_note"]
+    text = "\n".join(score.findings({"systems": [{**all_failed, "label": "C"}]}))
+    assert "1 of 1 questions failed" in text and "extractor call failed: context length" in text
+
+
 def test_missing_verdict_is_an_error(tmp_path):
     p = tmp_path / "A.jsonl"
     p.write_text(json.dumps(_rec("A", "q1", "c1", "yes", [], [])) + "\n")
