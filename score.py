@@ -82,8 +82,8 @@ def score_system(rows: list[tuple[dict, dict]]) -> dict:
     # hit without source ids came back but cannot be traced to stored turns.
     failed = sum(1 for r in with_evidence if r["error"] is not None)
     unknown = len(with_evidence) - len(measured) - failed
-    why = "; ".join(p for p in (f"{failed} failed" if failed else "",
-                                f"{unknown} returned hits without provenance (source ids)" if unknown else "") if p)
+    why = "; ".join(([f"{failed} failed"] if failed else []) +
+                    ([f"{unknown} returned hits without provenance (source ids)"] if unknown else []))
     recall_note = None
     if not with_evidence:
         recall_note = "no question has gold evidence"

@@ -112,7 +112,7 @@ def fill(template, **values):
         return {k: fill(v, **values) for k, v in template.items()}
     if isinstance(template, list):
         return [fill(v, **values) for v in template]
-    return copy.deepcopy(template)
+    return template  # numbers, booleans, null: immutable
 
 
 class HttpBackend:
@@ -142,10 +142,7 @@ class HttpBackend:
 
     def _service_version(self) -> str:
         """What the service says its version is: a JSON string, or a `version` field."""
-        r = self.session.get(self.base_url + self.s["version_path"], timeout=self.s["timeout_s"])
-        if r.status_code >= 400:
-            raise RuntimeError(f"GET {self.s['version_path']} -> HTTP {r.status_code}: {r.text[:200]}")
-        reply = r.json()
+        reply = self._call("GET", "version_path", "").json()  # no placeholders: no namespace
         return str(reply.get("version") if isinstance(reply, dict) else reply)
 
     def _name(self, namespace: str) -> str:
@@ -224,7 +221,7 @@ class HttpBackend:
     def _query_body(self, query: str, k: int) -> dict:
         s = self.s
         one = (lambda v: [v]) if s["query_batch"] else (lambda v: v)
-        body = fill(s["search_extra"])
+        body = copy.deepcopy(s["search_extra"])  # static fields, no placeholders
         if s["query_field"]:
             body[s["query_field"]] = one(query)
         if self.embedder:
@@ -236,19 +233,20 @@ class HttpBackend:
         """The reply as (text, score, ids, stamp) per hit, whatever its layout."""
         s = self.s
         fields = (s["hit_text_field"], s["hit_score_field"], s["hit_source_ids_field"], s["hit_timestamp_field"])
+
+        def unbatch(values):  # a batched reply holds one list per query; we sent one query
+            return (values[0] if values else []) if s["query_batch"] and isinstance(values, list) else values
+
         results = dig(body, s["results_field"])
         if s["results_layout"] == "rows":
-            if s["query_batch"] and isinstance(results, list):
-                results = results[0] if results else []
+            results = unbatch(results)
             if not isinstance(results, list):
                 raise RuntimeError(f"search response has no list at '{s['results_field']}'")
             return [tuple(dig(h, f) for f in fields) for h in results]
         cols = []
         for f in fields:  # columns: 'metadatas.source_ids' = column 'metadatas', then 'source_ids'
             column, _, inner = f.partition(".")
-            values = dig(results, column)
-            if s["query_batch"] and isinstance(values, list):
-                values = values[0] if values else []
+            values = unbatch(dig(results, column))
             if values is None and f != fields[0]:
                 values = []  # an optional column the service did not return
             if not isinstance(values, list):

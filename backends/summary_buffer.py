@@ -11,8 +11,9 @@ source_ids: it merges every older turn, and which of their facts survived the mo
 is unknown, so claiming all of them (lineage) would report a recall the context does not have;
 retrieval recall is then null for the question, as for mem0's merged facts. (Measured on
 data/dev.jsonl with the embedded model: lineage ids gave this backend recall 0.98 beside an
-accuracy of 0.016, below keyword's.) The buffered turns keep their ids. Each add that overflows the buffer makes one model call
-(old summary + overflowed turns -> new summary), so ingestion costs one call per session at most.
+accuracy of 0.016, below keyword's.) The buffered turns keep their ids. Each add that
+overflows the buffer makes one model call (old summary + overflowed turns -> new summary), so
+ingestion costs one call per session at most.
 A failed call raises: the turns would otherwise vanish from memory without a trace.
 """
 from __future__ import annotations

@@ -25,6 +25,10 @@ def test_serve_passes_an_existing_endpoint_through_and_starts_nothing(fake_llm):
     assert "starting nothing" in r.stderr
 
 
+def _port_closed(port: str) -> bool:
+    return subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True).returncode != 0
+
+
 def test_real_local_model_end_to_end(tmp_path):
     one_case = tmp_path / "one.jsonl"
     with open(TINY, encoding="utf-8") as fh:
@@ -60,12 +64,7 @@ def test_real_local_model_end_to_end(tmp_path):
     assert "0 model requests" in r2.stderr
     # The server is gone once the command ends: nothing answers on its port any more.
     port = r.stderr.split("ready at http://127.0.0.1:")[1].split("/")[0]
-    probe = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True)
-    assert probe.returncode != 0
-
-
-def _port_closed(port: str) -> bool:
-    return subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], capture_output=True).returncode != 0
+    assert _port_closed(port)
 
 
 def test_ctrl_c_and_term_stop_the_server_with_no_orphan():
