@@ -36,10 +36,11 @@ MODEL_ALIAS = "SmolLM2-135M-Instruct.Q4_1"
 # 4096 tokens hold the 1200-token context budget, the prompt and the answer with room to spare
 # even when the real tokenizer counts more than len // 4.
 N_CTX = 4096
-# Server options measured on this 2-core machine (a 2,000-token prompt, SmolLM2-135M Q4_1):
-# llama-cpp-python's server defaults (logits_all on, flash attention off) evaluate ~107 tokens/s;
-# logits_all off (the harness never asks for prompt logprobs, and computing the 49k-word output
-# layer for every prompt token is a fifth of the work) and flash attention on: ~195 tokens/s.
+# Server options measured on this 2-core machine by bench/prompt_eval.py (a 2,000-token prompt,
+# SmolLM2-135M Q4_1): llama-cpp-python's server defaults (logits_all on, flash attention off)
+# evaluate ~106 tokens/s; logits_all off (the harness never asks for prompt logprobs, and the
+# 49k-word output layer for every prompt token is a fifth of the work) and flash attention on:
+# 154-195 tokens/s, depending on how much CPU the host leaves this machine.
 # Flash attention changes the arithmetic slightly, so it is part of the cache identity below.
 SERVER_OPTIONS = {"flash_attn": "true", "logits_all": "false"}
 ROOT = os.path.dirname(os.path.abspath(__file__))
