@@ -210,7 +210,9 @@ def render_markdown(scores: dict, manifest: dict | None) -> str:
         if served:
             lines.append(f"- served locally by {served['server']} {served['server_version']} as "
                          f"`{served['served_model']}`, from `{served['model_file']}` ({served['model_package']}, "
-                         f"sha256 `{served['model_sha256'][:16]}…`)")
+                         f"sha256 `{served['model_sha256'][:16]}…`)"
+                         + (f", converted to `{served['served_file']}` (sha256 `{served['served_sha256'][:16]}…`)"
+                            if served.get("served_file") else ""))
         lines.append("")
     lines += [f"Grading: {scores['grading']}", "",
               "| system | n | accuracy | recall_any@k | recall_all (context) | unparseable | errors | mean context tokens | search p95 ms |",

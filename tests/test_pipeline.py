@@ -48,7 +48,7 @@ def test_end_to_end_run_judge_score(tmp_path, fake_llm, config, capsys):
                   "hits_kept", "answer", "answer_model", "served_model", "prompt_sha256", "ingest_s",
                   "flush_s", "search_ms", "cached", "error"):
         assert field in rec
-    assert rec["served_model"] == "SmolLM2-135M-Instruct.Q4_1-served"
+    assert rec["served_model"] == rec["answer_model"] + "-served"
     assert "Grading: deterministic layers only" in open(report).read()
     assert "paired difference vs keyword" in capsys.readouterr().out
 
