@@ -31,7 +31,13 @@ def load_backend(name: str, config: dict) -> MemoryBackend:
         choices = ", ".join(list(CONTROL_NAMES) + available())
         raise InputError(f"unknown backend {module_name!r}; choose one of: {choices}")
     module = importlib.import_module(f"backends.{module_name}")
-    return module.create(settings, config)
+    try:
+        return module.create(settings, config)
+    except InputError as e:
+        if module_name == name:
+            raise
+        # The adapter names keys after itself; say which section of config.yaml holds them.
+        raise InputError(f"{e} (in the section backends.{name}, which uses adapter {module_name})") from None
 
 
 def require(package: str, backend: str):

@@ -323,6 +323,13 @@ def test_bad_settings_are_input_errors(name, settings, message, tmp_path):
         load_backend(name, config(tmp_path, {name: settings}))
 
 
+def test_a_bad_key_in_a_preset_names_the_preset_section(tmp_path):
+    cfg = config(tmp_path, {"keyword_preset": {"adapter": "hash", "dims": 8}})
+    with pytest.raises(InputError, match=r"'backends\.hash\.dims'.*in the section backends\.keyword_preset, "
+                                         r"which uses adapter hash"):
+        load_backend("keyword_preset", cfg)
+
+
 # ---------------------------------------------------------------------------------------------
 # summary_buffer
 # ---------------------------------------------------------------------------------------------
