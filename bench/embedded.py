@@ -40,6 +40,8 @@ def pipeline(cfg: str, out: str, systems: list[str], label: str) -> dict:
     runs = [os.path.join(out, "runs", f"{s}.jsonl") for s in systems]
     steps: dict = {"manifest": timed([py, "manifest.py", cfg, "--backends", *systems,
                                       "--out-dir", os.path.join(out, "results")])}
+    with open(cfg, encoding="utf-8") as fh:
+        manifest = os.path.join(out, "results", f"manifest-{yaml.safe_load(fh)['run_id']}.json")
     rates = {}
     for s, path in zip(systems, runs):
         steps[f"run {s}"] = timed([py, "run.py", "--config", cfg, "--backend", s, "--out", path])
@@ -52,7 +54,7 @@ def pipeline(cfg: str, out: str, systems: list[str], label: str) -> dict:
     steps["judge"] = timed([py, "judge.py", "--config", cfg, "--runs", *runs, "--out", verdicts])
     steps["score"] = timed([py, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline",
                             "keyword" if "keyword" in systems else systems[-1],
-                            "--markdown", os.path.join(out, "results", "report.md")])
+                            "--markdown", os.path.join(out, "results", "report.md"), "--manifest", manifest])
     total = sum(steps.values())
     print(f"\n[{label}] " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()) + f"; total {total:.1f} s",
           file=sys.stderr)
