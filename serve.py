@@ -1,8 +1,9 @@
 """Serve the embedded default model on 127.0.0.1 for the length of one command.
 
-Verifies the pinned GGUF file's sha256, converts it once to the f16 file it serves (the same
-weights; see SERVED_FILE), starts llama-cpp-python's OpenAI-compatible server on a free loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at
-it (and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py), and stops the
+Verifies the pinned GGUF file's sha256, converts it once to the f16 file it serves (its weights
+rounded to f16; see SERVED_FILE), starts llama-cpp-python's OpenAI-compatible server on a free
+loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
+(and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py), and stops the
 server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
 command runs against that endpoint and nothing is started.
 
@@ -34,11 +35,11 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 # What is served: the pinned Q4_1 weights, converted once to f16 by llama.cpp's own converter
 # (llama_model_quantize, pinned llama-cpp-python) into .cache/models/. Every weight is rounded to
-# f16 precision (a relative change of at most 2^-11), and next-token predictions agree with an
-# exact f32 copy at every position of a 1,500-token text, where Q4_1's own kernels, which round
-# the activations to 8 bits, agree at 97.7% (bench/f16_fidelity.py). Prompts, the bulk of this
-# benchmark's work, evaluate 1.6-1.9x faster here in f16 than in Q4_1 (bench/prompt_eval.py).
-# The conversion is deterministic, so its result is pinned by hash too.
+# the nearest f16 (relative error at most 2^-11 for normal values), and next-token predictions
+# agree with an exact f32 copy at every position of a 1,500-token text, where Q4_1's own kernels,
+# which round the activations to 8 bits, agree at 97.7% (bench/f16_fidelity.py). Prompts, the
+# bulk of this benchmark's work, evaluate 1.6-1.9x faster here in f16 than in Q4_1
+# (bench/prompt_eval.py). The conversion is deterministic, so its result is pinned by hash too.
 SERVED_FILE = "SmolLM2-135M-Instruct.Q4_1.f16.gguf"
 SERVED_SHA256 = "a269e3181fcbb25046f99f64ba8d3c159165b211c2ff4ffca7ba1bb219d2ccd0"
 MODEL_ALIAS = "SmolLM2-135M-Instruct.Q4_1-f16"
@@ -82,36 +83,58 @@ def verified_model() -> str:
 
 
 # Run in a child process: llama.cpp's converter writes its progress to the C-level stdout/stderr,
-# which goes to the log file rather than the terminal.
+# which goes to the log file rather than the terminal. Arguments: source, destination, threads.
 _CONVERT = """
 import ctypes, sys, llama_cpp
 p = llama_cpp.llama_model_quantize_default_params()
-p.ftype, p.allow_requantize, p.nthread = llama_cpp.LLAMA_FTYPE_MOSTLY_F16, True, 2
+p.ftype, p.allow_requantize, p.nthread = llama_cpp.LLAMA_FTYPE_MOSTLY_F16, True, int(sys.argv[3])
 sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)))
 """
 
 
-def served_model(source: str, log: str) -> str:
+def _remove_stale_conversions(path: str) -> None:
+    """Delete the temporary files of conversions whose process is gone (killed with -9, say)."""
+    folder, name = os.path.split(path)
+    for entry in os.listdir(folder):
+        pid = entry[len(name) + 1:-len(".tmp")]
+        if entry.startswith(name + ".") and entry.endswith(".tmp") and pid.isdigit():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                os.remove(os.path.join(folder, entry))
+            except PermissionError:
+                pass  # alive, someone else's
+
+
+def served_model(source: str, log: str, threads: int = 2) -> str:
     """The f16 file to serve, converted from the verified source on first use and checked
-    against its pinned hash every time. A partial conversion never takes the final name."""
+    against its pinned hash every time. Only a conversion with the pinned hash takes the final
+    name; a failed, partial or different one is deleted."""
     path = os.path.join(MODELS_DIR, SERVED_FILE)
+    os.makedirs(MODELS_DIR, exist_ok=True)
     if not os.path.exists(path):
-        os.makedirs(MODELS_DIR, exist_ok=True)
+        _remove_stale_conversions(path)
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
             with open(log, "w", encoding="utf-8") as log_fh:
-                code = subprocess.run([sys.executable, "-c", _CONVERT, source, tmp],
+                code = subprocess.run([sys.executable, "-c", _CONVERT, source, tmp, str(threads)],
                                       stdout=log_fh, stderr=subprocess.STDOUT).returncode
-            if code != 0:
-                raise RuntimeError(f"converting {source} to f16 failed (exit code {code}); log tail:\n{log_tail(log)}")
+            if code != 0 or not os.path.exists(tmp):
+                raise RuntimeError(f"converting {source} to f16 failed (exit code {code}); "
+                                   f"log tail:\n{log_tail(log)}")
+            digest = sha256_file(tmp)
+            if digest != SERVED_SHA256:
+                raise InputError(f"{source}: its f16 conversion has sha256 {digest}, not the pinned "
+                                 f"{SERVED_SHA256}; is llama-cpp-python the pinned version?")
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+        return path
     digest = sha256_file(path)
     if digest != SERVED_SHA256:
-        raise InputError(f"{path}: sha256 {digest} is not the pinned {SERVED_SHA256} (a llama-cpp-python other than "
-                         f"the pinned one converts differently); delete the file to convert again")
+        raise InputError(f"{path}: sha256 {digest} is not the pinned {SERVED_SHA256}; "
+                         f"delete the file to convert it again")
     return path
 
 
@@ -188,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
 
     os.makedirs(STATE_DIR, exist_ok=True)
     log = os.path.join(STATE_DIR, "llama-server.log")
+    # SIGTERM (a CI timeout, `kill`) must stop the conversion and the server too, like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"))
+        path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"), a.threads)
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -203,8 +228,6 @@ def main(argv: list[str] | None = None) -> int:
              "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads),
              *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]],
             stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
-    # SIGTERM (a CI timeout, `kill`) must stop the server too, like Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         t0 = time.monotonic()
         served = wait_ready(proc, url, a.ready_timeout_s, log)

@@ -5,7 +5,8 @@ to f32, which holds every Q4_1 weight exactly, and compares the next-token predi
 Q4_1 file (llama.cpp's Q4_1 path) and of the served f16 file with the f32 copy's, at every
 position of the first N tokens of the bundled dataset's text: how often the most likely next
 token is the same, and the mean KL divergence from the f32 distribution. Needs the embedded
-set-up (`make setup`); the f32 file goes to a temporary folder and is deleted afterwards.
+set-up (`make setup`); the f32 file goes to a temporary folder under .cache/ and is deleted
+afterwards.
 Numbers are printed, never asserted.
 
 Usage:
@@ -32,7 +33,7 @@ def next_token_logits(path: str, tokens: list[int], threads: int):
     model = Llama(model_path=path, n_ctx=max(512, len(tokens) + 8), n_threads=threads,
                   n_threads_batch=threads, logits_all=True, flash_attn=True, verbose=False)
     model.eval(tokens)
-    scores = np.array(model.scores[:len(tokens)], dtype=np.float64)
+    scores = np.array(model.scores[:len(tokens)], dtype=np.float32)
     del model
     return scores
 
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         text = fh.read(a.tokens * 8)
     tokens = llama_cpp.Llama(model_path=source, vocab_only=True, verbose=False).tokenize(text.encode("utf-8"))
     tokens = tokens[:a.tokens]
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=STATE_DIR) as tmp:
         f32 = os.path.join(tmp, "f32.gguf")
         params = llama_cpp.llama_model_quantize_default_params()
         params.ftype, params.allow_requantize, params.nthread = llama_cpp.LLAMA_FTYPE_ALL_F32, True, a.threads
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         exact = next_token_logits(f32, tokens, a.threads)
 
     def log_softmax(x):
-        x = x - x.max(axis=1, keepdims=True)
+        x = x.astype(np.float64) - x.max(axis=1, keepdims=True)
         return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
 
     ref = log_softmax(exact)

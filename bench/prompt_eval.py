@@ -56,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         # Generation: one token per decode step, as the server answers, after a short prompt.
         model.reset()
         model.eval(tokens[:300])
+        generated = tokens[300:300 + GENERATED] or tokens[-1:]
         t0 = time.perf_counter()
-        for token in tokens[300:300 + GENERATED]:
+        for token in generated:
             model.eval([token])
-        per_token_ms = (time.perf_counter() - t0) / GENERATED * 1000
+        per_token_ms = (time.perf_counter() - t0) / len(generated) * 1000
         print(f"{label}: {len(tokens)} prompt tokens in {best:.2f} s, {len(tokens) / best:.0f} tokens/s; "
               f"{per_token_ms:.1f} ms per generated token", flush=True)
         del model
