@@ -83,13 +83,24 @@ def verified_model() -> str:
 
 
 # Run in a child process: llama.cpp's converter writes its progress to the C-level stdout/stderr,
-# which goes to the log file rather than the terminal. Arguments: source, destination, threads.
+# which goes to the log file rather than the terminal. Arguments: source, destination, the
+# llama_cpp name of the target file type, threads.
 _CONVERT = """
 import ctypes, sys, llama_cpp
 p = llama_cpp.llama_model_quantize_default_params()
-p.ftype, p.allow_requantize, p.nthread = llama_cpp.LLAMA_FTYPE_MOSTLY_F16, True, int(sys.argv[3])
+p.ftype, p.allow_requantize, p.nthread = getattr(llama_cpp, sys.argv[3]), True, int(sys.argv[4])
 sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)))
 """
+
+
+def convert(source: str, dest: str, ftype: str, log: str, threads: int) -> None:
+    """Convert a GGUF file with llama.cpp's own converter (ftype: a llama_cpp LLAMA_FTYPE_* name),
+    its progress written to `log`; RuntimeError with the log's tail when it fails."""
+    with open(log, "w", encoding="utf-8") as log_fh:
+        code = subprocess.run([sys.executable, "-c", _CONVERT, source, dest, ftype, str(threads)],
+                              stdout=log_fh, stderr=subprocess.STDOUT).returncode
+    if code != 0 or not os.path.exists(dest):
+        raise RuntimeError(f"converting {source} ({ftype}) failed (exit code {code}); log tail:\n{log_tail(log)}")
 
 
 def _remove_stale_conversions(path: str) -> None:
@@ -116,12 +127,7 @@ def served_model(source: str, log: str, threads: int = 2) -> str:
         _remove_stale_conversions(path)
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            with open(log, "w", encoding="utf-8") as log_fh:
-                code = subprocess.run([sys.executable, "-c", _CONVERT, source, tmp, str(threads)],
-                                      stdout=log_fh, stderr=subprocess.STDOUT).returncode
-            if code != 0 or not os.path.exists(tmp):
-                raise RuntimeError(f"converting {source} to f16 failed (exit code {code}); "
-                                   f"log tail:\n{log_tail(log)}")
+            convert(source, tmp, "LLAMA_FTYPE_MOSTLY_F16", log, threads)
             digest = sha256_file(tmp)
             if digest != SERVED_SHA256:
                 raise InputError(f"{source}: its f16 conversion has sha256 {digest}, not the pinned "

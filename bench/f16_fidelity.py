@@ -15,7 +15,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import sys
 import tempfile
@@ -23,7 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from interface import run_cli  # noqa: E402
-from serve import ROOT, STATE_DIR, served_model, verified_model  # noqa: E402
+from serve import ROOT, STATE_DIR, convert, served_model, verified_model  # noqa: E402
 
 
 def next_token_logits(path: str, tokens: list[int], threads: int):
@@ -53,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens = tokens[:a.tokens]
     with tempfile.TemporaryDirectory(dir=STATE_DIR) as tmp:
         f32 = os.path.join(tmp, "f32.gguf")
-        params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype, params.allow_requantize, params.nthread = llama_cpp.LLAMA_FTYPE_ALL_F32, True, a.threads
-        if llama_cpp.llama_model_quantize(source.encode(), f32.encode(), ctypes.byref(params)) != 0:
-            raise RuntimeError("converting the model to f32 failed")
+        convert(source, f32, "LLAMA_FTYPE_ALL_F32", os.path.join(STATE_DIR, "convert-f32.log"), a.threads)
         exact = next_token_logits(f32, tokens, a.threads)
 
     def log_softmax(x):
