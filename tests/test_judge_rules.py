@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge import deterministic, normalize, parse_verdict, rubric_for
+from grading import deterministic, normalize, parse_verdict, rubric_for
 
 
 def rec(gold: str, answer: str, qtype: str = "single_hop", meta: dict | None = None) -> dict:
