@@ -28,6 +28,9 @@ QUESTION_TYPES = (
     "preference", "open_domain", "adversarial", "assistant_recall",
 )
 
+# Types whose gold says the asked fact is not in the history.
+UNANSWERABLE_TYPES = ("abstention", "adversarial")
+
 # The controls run.py computes itself; they validate the harness and are not memory systems.
 CONTROL_NAMES = ("none", "oracle", "full_context")
 
@@ -93,14 +96,24 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)
 
 
+def decode_line(raw: bytes, path: str, lineno: int) -> str:
+    """One line of a file as text; bytes that are not UTF-8 are an InputError naming the line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}:{lineno}: bytes that are not UTF-8 at column {e.start + 1} "
+                         f"(byte 0x{raw[e.start]:02x}); save the file as UTF-8") from None
+
+
 def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line; a bad line is an InputError."""
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, "rb")
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, raw in enumerate(fh, 1):
+            line = decode_line(raw, path, lineno)
             if not line.strip():
                 continue
             try:
@@ -119,8 +132,8 @@ def read_resumable(path: str) -> tuple[list[tuple[int, dict, str]], int]:
     since the file was then not written by this stage."""
     if not os.path.exists(path):
         return [], 0
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.readlines()
+    with open(path, "rb") as fh:
+        lines = [decode_line(raw, path, lineno) for lineno, raw in enumerate(fh, 1)]
     out, cut = [], 0
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -251,6 +264,10 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
         raise InputError(f"{where}: duplicate case_id (case ids must be unique across the file)")
     seen_cases.add(case_id)
     _optional_meta(case, where)
+    if "cluster" in case:
+        # Cases cut from one source conversation share a cluster; the bootstrap resamples
+        # clusters, since their questions are not independent (seed guide, section 7).
+        _nonempty(_require(case, "cluster", str, where), "cluster", where)
 
     sessions = _require(case, "sessions", list, where)
     if not sessions:
@@ -281,7 +298,11 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
         qtype = _require(q, "type", str, q_where)
         if qtype not in QUESTION_TYPES:
             raise InputError(f"{q_where}: field 'type' is {qtype!r}; expected one of {', '.join(QUESTION_TYPES)}")
-        _time_field(q, "asked_at", q_where)
+        asked = _time_field(q, "asked_at", q_where)
+        if previous and asked < previous[0]:
+            raise InputError(f"{q_where}: field 'asked_at' {q['asked_at']} is earlier than session "
+                             f"{previous[1]} ({sessions[-1]['timestamp']}); a question is asked after the "
+                             f"whole history it is about")
         _nonempty(_require(q, "question", str, q_where), "question", q_where)
         _nonempty(_require(q, "gold_answer", str, q_where), "gold_answer", q_where)
         evidence = _require(q, "evidence", list, q_where)
@@ -296,6 +317,16 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
             raise InputError(f"{q_where}: field 'evidence' must be empty for an abstention question "
                              f"(the asked fact is never stated)")
         _optional_meta(q, q_where)
+        if not evidence and is_answerable(q):
+            raise InputError(f"{q_where}: field 'evidence' is empty for an answerable {qtype} question; "
+                             f"list the turns that state the answer (the oracle control and recall need them)")
+
+
+def is_answerable(question: dict) -> bool:
+    """Whether the gold is a fact stated in the history: not an abstention question, not a
+    LoCoMo adversarial one, and not flagged unanswerable by an importer (meta.abstention)."""
+    meta = question.get("meta") or {}  # meta is optional in the contract
+    return question["type"] not in UNANSWERABLE_TYPES and not meta.get("abstention")
 
 
 def load_dataset(path: str) -> list[dict]:
