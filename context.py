@@ -69,21 +69,25 @@ def render_line(rank: int, hit: Hit) -> str:
 def build_context(hits: list[Hit], budget: int, counter: TokenCounter,
                   newest_first: bool = False) -> Context:
     """Keep hits by rank while they fit the budget; stop at the first that does not (a lower
-    ranked short hit never jumps a higher ranked long one). newest_first=True is for
+    ranked short hit never jumps a higher ranked long one). The budget holds for the context
+    text as sent, the kept lines joined, not only line by line: joining adds newlines, and a
+    real tokenizer can count a join differently from its parts. newest_first=True is for
     full_context: the hits arrive newest first, so the budget keeps the newest turns, and the
-    kept lines are then shown oldest first, each keeping its rank number so the cost is the same."""
+    kept lines are then shown oldest first, each keeping its rank number."""
     lines: list[str] = []
     kept: list[Hit] = []
     used = 0
     for rank, hit in enumerate(hits, 1):
-        line = render_line(rank, hit)
-        cost = counter.count(line)
-        if used + cost > budget:
+        candidate = lines + [render_line(rank, hit)]
+        cost = counter.count(_join(candidate, newest_first))
+        if cost > budget:
             break
-        lines.append(line)
+        lines, used = candidate, cost
         kept.append(hit)
-        used += cost
-    if newest_first:
-        lines.reverse()
-    return Context(text="\n".join(lines) if lines else EMPTY_CONTEXT, kept=tuple(kept), tokens=used,
+    return Context(text=_join(lines, newest_first) if lines else EMPTY_CONTEXT, kept=tuple(kept), tokens=used,
                    hits_returned=len(hits), hits_kept=len(kept), hits_cut=len(hits) - len(kept))
+
+
+def _join(lines: list[str], newest_first: bool) -> str:
+    """The context text as the model sees it."""
+    return "\n".join(reversed(lines) if newest_first else lines)

@@ -19,7 +19,19 @@ def test_never_over_budget_and_counts_add_up(budget):
     ctx = build_context(hits(10), budget, APPROX)
     assert ctx.tokens <= budget
     assert ctx.hits_kept + ctx.hits_cut == ctx.hits_returned == 10
-    assert ctx.tokens == sum(APPROX.count(line) for line in ctx.text.split("\n")) if ctx.kept else ctx.tokens == 0
+    assert ctx.tokens == APPROX.count(ctx.text) if ctx.kept else ctx.tokens == 0
+
+
+def test_the_budget_holds_for_the_joined_text_as_sent():
+    # Each line is 4k+3 characters: len // 4 per line hides 3 characters, and the newlines of the
+    # join push the text as sent over a budget that the lines alone fit exactly.
+    hs = [Hit(text="x" * 30, score=1.0, source_ids=(f"t{i}",), timestamp="t") for i in range(6)]
+    per_line = APPROX.count(render_line(1, hs[0]))
+    for newest_first in (False, True):
+        ctx = build_context(hs, 6 * per_line, APPROX, newest_first=newest_first)
+        assert APPROX.count(ctx.text) <= 6 * per_line
+        assert ctx.tokens == APPROX.count(ctx.text)
+        assert ctx.hits_kept < 6
 
 
 def test_cut_is_by_rank_a_short_low_rank_hit_does_not_jump_ahead():
