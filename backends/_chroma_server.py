@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     port = a.port or free_port()
+    # .cache is git-ignored and absent from a fresh clone until something creates it.
+    os.makedirs(os.path.join(ROOT, ".cache"), exist_ok=True)
     path = a.path or tempfile.mkdtemp(prefix="chroma-server-", dir=os.path.join(ROOT, ".cache"))
     # SIGTERM (a CI timeout, `kill`) must stop the server too, like Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
