@@ -85,6 +85,7 @@ def judge_prompt(rubric: str, question: str, gold: str, answer: str) -> str:
 
 
 GRADER_SHA = sha256_text(DETERMINISTIC_VERSION + "".join(rubric_template(r) for r in RUBRICS))
+RULES_SHA256 = GRADER_SHA  # placeholder until the rule tables are hashed themselves
 
 # ---------------------------------------------------------------------------------------------
 # Normalization and the deterministic layers
@@ -180,7 +181,7 @@ def is_unanswerable(record: dict) -> bool:
     return rubric_for(record) == "unanswerable" or declines(record["gold_answer"])
 
 
-def deterministic(record: dict) -> tuple[str, str] | None:
+def deterministic(record: dict, with_judge: bool = False) -> tuple[str, str] | None:
     """(verdict, layer) when a rule decides the answer, or None to leave it to the judge."""
     gold, answer = record["gold_answer"], record["answer"]
     g, a = normalize(gold), normalize(answer)

@@ -363,36 +363,142 @@ def dataset_counts(cases: list[dict]) -> dict:
 
 # Fields every run record has; a file whose lines lack them is not a run file.
 RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid", "type", "question",
-              "gold_answer", "evidence", "answer", "prompt_sha256", "retrieved_ids", "context_ids",
+              "gold_answer", "evidence", "meta", "answer", "prompt_sha256", "retrieved_ids", "context_ids",
               "context_tokens", "error")
 
+# What the fairness contract holds constant across every file of one comparison (seed guide,
+# section 2): run.py records each in every record, its resume check refuses a file that differs
+# in one, and judge.py and score.py refuse a set of files that differ. The budget is held
+# constant within a comparison; a budget sweep (run.py --budgets) is one comparison per budget.
+CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
+                   "answer_max_tokens", "seed")
+BUDGET_FIELD = "context_token_budget"
 
-def load_runs(paths: list[str]) -> list[dict]:
-    """All run records; anything that is not a run file written by run.py is an error."""
+
+def system_key(rec: dict) -> tuple:
+    """One system's run within a comparison: its name, repeat index and budget."""
+    return rec["backend"], rec["repeat"], rec[BUDGET_FIELD]
+
+
+def record_key(rec: dict) -> tuple:
+    """One answer: this system, this repeat, this budget, this question. A verdict belongs to
+    exactly one record key."""
+    return (*system_key(rec), rec["qid"])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The run records one comparison is scored on, and what --allow-partial left out."""
+    records: list
+    left_out: list  # one entry per system that lacks questions others have: file, backend, count, qids
+    questions: int  # questions every system answered (the ones scored)
+
+
+def load_comparison(paths: list[str], allow_partial: bool = False) -> Comparison:
+    """Read run files and check that together they are one comparison: every file a run file,
+    each answer in one file only, the contract fields equal across files, one set of budgets,
+    and every system holding the same questions. Anything else is an InputError naming each
+    file and the differing field; a system missing questions is refused unless allow_partial,
+    which keeps the questions every system answered and says what was left out."""
     records: list[dict] = []
-    seen: dict = {}
+    where: dict = {}    # record key -> "path:line"
+    values: dict = {}   # contract field -> {value -> [paths]}
+    budgets: dict = {}  # path -> set of budgets
     for path in paths:
         for lineno, rec in read_jsonl(path):
-            missing = [f for f in RUN_FIELDS if f not in rec]
+            missing = [f for f in RUN_FIELDS + CONTRACT_FIELDS + (BUDGET_FIELD,) if f not in rec]
             if missing:
                 hint = " (it looks like a verdicts file)" if "verdict" in rec else ""
+                if not hint and "answer" in rec and "qid" in rec:
+                    hint = " (a run file written before this field was recorded: rerun run.py with --fresh)"
                 raise InputError(f"{path}:{lineno}: not a run record: no field '{missing[0]}'{hint}; "
                                  f"--runs takes the files run.py writes under runs/")
-            key = (rec["backend"], rec["repeat"], rec["qid"])
-            if key in seen:
+            key = record_key(rec)
+            if key in where:
                 raise InputError(f"{path}:{lineno}: backend {rec['backend']!r} question {rec['qid']!r} "
-                                 f"is also in {seen[key]}; each system's run belongs in one file")
-            seen[key] = f"{path}:{lineno}"
+                                 f"(repeat {rec['repeat']}, budget {rec[BUDGET_FIELD]}) is also in {where[key]}; "
+                                 f"each system's run belongs in one file")
+            where[key] = f"{path}:{lineno}"
+            for f in CONTRACT_FIELDS:
+                values.setdefault(f, {}).setdefault(_hashable(rec[f]), []).append(path)
+            budgets.setdefault(path, set()).add(rec[BUDGET_FIELD])
             records.append(rec)
     if not records:
         raise InputError("the run files hold no records")
-    return records
+    problems = []
+    for f in CONTRACT_FIELDS:
+        if len(values[f]) > 1:
+            seen = "; ".join(f"{v!r} in {', '.join(sorted(set(ps)))}" for v, ps in values[f].items())
+            problems.append(f"field '{f}' differs: {seen}")
+    if len({frozenset(b) for b in budgets.values()}) > 1:
+        seen = "; ".join(f"{sorted(b)} in {p}" for p, b in budgets.items())
+        problems.append(f"field '{BUDGET_FIELD}' differs: {seen}")
+    if problems:
+        raise InputError("these run files are not one comparison (the fairness contract holds these "
+                         "constant; rerun the odd files with one config): " + " | ".join(problems))
+    return _coverage(records, where, allow_partial)
 
 
-def verdict_key(rec: dict) -> tuple:
-    """What a verdict is a verdict of: this system's answer to this question."""
-    return (rec["run_id"], rec["backend"], rec["repeat"], rec["qid"],
-            sha256_text(rec["answer"] if rec["answer"] is not None else "\0error:" + str(rec["error"])))
+def _hashable(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def _coverage(records: list[dict], where: dict, allow_partial: bool) -> Comparison:
+    """Every system (and repeat) must hold the same questions, budget by budget."""
+    by_system: dict = {}
+    for rec in records:
+        by_system.setdefault(system_key(rec), set()).add(rec["qid"])
+    by_budget: dict = {}
+    for key, qids in by_system.items():
+        by_budget.setdefault(key[2], []).append((key, qids))
+    common_by_budget = {b: set.intersection(*(q for _, q in groups)) for b, groups in by_budget.items()}
+    left_out = []
+    for budget, groups in by_budget.items():
+        every = set.union(*(q for _, q in groups))
+        for key, qids in groups:
+            lacking = sorted(every - qids)
+            if lacking:
+                path = next(w for k, w in where.items() if k[:3] == key).rsplit(":", 1)[0]
+                left_out.append({"file": path, "backend": key[0], "repeat": key[1], "budget": budget,
+                                 "missing": len(lacking), "qids": lacking})
+    if left_out and not allow_partial:
+        first = left_out[0]
+        raise InputError(f"{first['file']}: backend {first['backend']!r} holds no record of "
+                         f"{first['missing']} question(s) the other run files answer (first: {first['qids'][0]!r})"
+                         + (f", and {len(left_out) - 1} more file(s) are partial" if len(left_out) > 1 else "")
+                         + "; finish that run (rerun the same run.py command), or pass --allow-partial to "
+                           "score every system on the questions all of them answered")
+    kept = [r for r in records if r["qid"] in common_by_budget[r[BUDGET_FIELD]]]
+    return Comparison(records=kept, left_out=left_out,
+                      questions=sum(len(q) for q in common_by_budget.values()))
+
+
+def load_runs(paths: list[str]) -> list[dict]:
+    """All run records of one complete comparison (see load_comparison)."""
+    return load_comparison(paths).records
+
+
+def verdict_inputs_sha256(rec: dict) -> str:
+    """sha256 of everything of a run record a grade depends on: the question, its gold, type
+    and annotations (the rules read meta: outdated answers, the source benchmark's rubric),
+    and the answer (or, for a failed question, its error). Change any of them and the verdict
+    is graded again."""
+    return sha256_text(json.dumps({"question": rec["question"], "gold_answer": rec["gold_answer"],
+                                   "type": rec["type"], "meta": rec["meta"], "answer": rec["answer"],
+                                   "error": rec["error"] if rec["answer"] is None else None},
+                                  sort_keys=True, ensure_ascii=False))
+
+
+# A verdict's identity: what it graded (verdict_inputs_sha256) and who graded it: the rule set's
+# hash and, for the LLM layer, the judge model and its prompts. judge.py reuses a verdict only
+# when all four match; score.py refuses one that does not match its run record.
+VERDICT_IDENTITY_FIELDS = ("inputs_sha256", "rules_sha256", "judge_model", "judge_prompt_sha256")
+
+
+def verdict_identity(rec: dict, grader: dict) -> dict:
+    """The identity a verdict of this run record must carry under this grader (a dict of
+    rules_sha256, judge_model and judge_prompt_sha256)."""
+    return {"inputs_sha256": verdict_inputs_sha256(rec), **{k: grader[k] for k in VERDICT_IDENTITY_FIELDS[1:]}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,6 +533,15 @@ CONFIG_DEFAULTS = {
     "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
     "cache_dir": ".cache/llm", "backends": {},
 }
+# Values out of these ranges would be accepted by the type check and fail later, mid-run, or
+# silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
+CONFIG_RANGES: dict[str, tuple[Any, str]] = {
+    **{k: ((lambda v: v >= 1), "at least 1") for k in
+       ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens")},
+    **{k: ((lambda v: v > 0), "greater than 0") for k in ("request_timeout_s", "flush_timeout_s")},
+    **{k: ((lambda v: v >= 0), "0 or more") for k in ("max_retries", "retry_backoff_s")},
+    "max_error_rate": ((lambda v: 0 <= v <= 1), "between 0 and 1"),
+}
 PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")
 
 
@@ -454,11 +569,9 @@ def load_config(path: str) -> dict:
         if required and key not in raw:
             raise InputError(f"{path}: missing required key '{key}'")
     cfg = {**CONFIG_DEFAULTS, **raw}
-    for key in ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens"):
-        if cfg[key] < 1:
-            raise InputError(f"{path}: key '{key}' must be at least 1, got {cfg[key]}")
-    if cfg["max_retries"] < 0 or not 0 <= cfg["max_error_rate"] <= 1:
-        raise InputError(f"{path}: key 'max_retries' must be >= 0 and 'max_error_rate' in [0, 1]")
+    for key, (ok, expected) in CONFIG_RANGES.items():
+        if not ok(cfg[key]):
+            raise InputError(f"{path}: key '{key}' must be {expected}, got {cfg[key]}")
     for name in PROMPT_FIELDS:
         if name not in cfg["answer_prompt"]:
             raise InputError(f"{path}: key 'answer_prompt' must contain the field {name}")

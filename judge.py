@@ -19,57 +19,132 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
+import json
 import os
 import random
 import sys
 import threading
 
-from grading import (GRADER_SHA, RESPONSE_FORMATS, deterministic, judge_prompt, parse_verdict, rubric_for,
-                     rubric_template)
-from interface import (EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, dumps, load_config, load_runs,
-                       read_resumable, run_cli, sha256_text, verdict_key, write_atomic)
-from llm import LLMClient
+from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deterministic, judge_prompt,
+                     parse_verdict, rubric_for, rubric_template)
+from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError, dumps,
+                       load_comparison, load_config, read_resumable, record_key, run_cli, sha256_text,
+                       verdict_identity, write_atomic)
+from llm import LLMClient, Workers
+
+# Fields a verdicts line must have to be resumed from; an older judge.py's file lacks some.
+VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "judge_error") + VERDICT_IDENTITY_FIELDS
+# Names of RESPONSE_FORMATS entries, as recorded in each verdict.
+FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
+# A format the server never accepted is given up for every request after this many different
+# requests were refused with it; fewer could be the content of one request, not the format.
+FORMAT_REJECTIONS_TO_DROP = 2
+
 
 # ---------------------------------------------------------------------------------------------
 # Resuming and the response format
 # ---------------------------------------------------------------------------------------------
 
 class FormatChooser:
-    """The response format the judge endpoint accepts, shared by the judge threads: start
-    with the strictest and step down when the server rejects one with a 400. A 400 caused by
-    the question itself also steps down once; the verdict is still parsed strictly."""
+    """The response formats to try for a judge request, strictest first, shared by the judge
+    threads. A request refused with a 400 tries the next format itself; the shared starting
+    point moves down only when a format the server has never accepted was refused on
+    FORMAT_REJECTIONS_TO_DROP different requests, so one request whose content causes a 400
+    does not loosen the format of every later one."""
 
     def __init__(self) -> None:
-        self._i = 0
+        self._start = 0
+        self._accepted: set = set()
+        self._rejections = [0] * len(RESPONSE_FORMATS)
         self._lock = threading.Lock()
 
-    def current(self) -> dict | None:
+    def order(self) -> list[int]:
+        """Indices into RESPONSE_FORMATS to try, in order."""
         with self._lock:
-            return RESPONSE_FORMATS[self._i]
+            return list(range(self._start, len(RESPONSE_FORMATS)))
 
-    def reject(self, fmt: dict | None) -> None:
+    def accepted(self, i: int) -> None:
         with self._lock:
-            if RESPONSE_FORMATS[self._i] is fmt and self._i < len(RESPONSE_FORMATS) - 1:
-                self._i += 1
+            self._accepted.add(i)
+
+    def rejected(self, i: int) -> None:
+        with self._lock:
+            if i in self._accepted:
+                return  # the server takes this format: the request's content caused the 400
+            self._rejections[i] += 1
+            if self._rejections[i] >= FORMAT_REJECTIONS_TO_DROP and self._start == i:
+                self._start = min(i + 1, len(RESPONSE_FORMATS) - 1)
 
 
-def load_verdicts(path: str, grader: str) -> tuple[dict, int]:
-    """Finished verdicts in `path` by the same grader, keyed by verdict_key; failed ones and a
-    cut last line are dropped, and the file is rewritten without them."""
+def load_verdicts(path: str, records: list[dict], grader: dict) -> tuple[dict, int]:
+    """Verdicts in `path` that still hold for these records under this grader, keyed by
+    record_key, and how many were dropped to be graded again: failed judge calls, and verdicts
+    whose identity changed (another gold, answer, annotation, rule set or judge). Verdicts of
+    records outside this comparison are kept as they are. The file is rewritten without the
+    dropped lines, so it stays one line per graded answer."""
     rows, dropped = read_resumable(path)
-    done = {}
+    current = {record_key(r): r for r in records}
+    done: dict = {}
+    others: list[str] = []
     for lineno, v, line in rows:
-        if v.get("grader") != grader:  # .get: a foreign file may lack the field
-            raise InputError(f"{path}:{lineno}: written by grader {v.get('grader')!r}, this one is "
-                             f"{grader!r}; use --fresh to regrade everything or choose another --out")
-        if v["judge_error"] is not None:
+        missing = [f for f in VERDICT_FIELDS if f not in v]
+        if missing:
+            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
+                             f"use --fresh to regrade everything, or choose another --out")
+        key = record_key(v)
+        if key not in current:
+            others.append(line)
+        elif (v["judge_error"] is None and key not in done
+              and {f: v[f] for f in VERDICT_IDENTITY_FIELDS} == verdict_identity(current[key], grader)):
+            done[key] = line
+        else:
             dropped += 1
-            continue
-        done[(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"])] = line
     if dropped:
-        write_atomic(path, "".join(done.values()))
+        write_atomic(path, "".join(others) + "".join(done.values()))
     return done, dropped
+
+
+# ---------------------------------------------------------------------------------------------
+# Grading
+# ---------------------------------------------------------------------------------------------
+
+def grader_identity(judge_model: str | None) -> dict:
+    """Who grades: the rule set, and the judge model with every prompt and schema it may get."""
+    prompts = None
+    if judge_model:
+        prompts = sha256_text(json.dumps([rubric_template(r) for r in sorted(RUBRICS)] + [JUDGE_SCHEMA],
+                                         sort_keys=True, ensure_ascii=False))
+    return {"rules_sha256": RULES_SHA256, "judge_model": judge_model, "judge_prompt_sha256": prompts}
+
+
+def ask_judge(client: LLMClient, chooser: FormatChooser, judge_model: str, max_tokens: int,
+              rec: dict, rubric: str) -> dict:
+    """The LLM layer for one answer: the verdict fields, with the response format used."""
+    messages = [{"role": "user", "content": judge_prompt(rubric, rec["question"], rec["gold_answer"], rec["answer"])}]
+    order = chooser.order()
+    for i in order:
+        c = client.complete(judge_model, messages, max_tokens, response_format=RESPONSE_FORMATS[i])
+        refused = c.error is not None and c.error.startswith("bad_request")
+        if refused and i != order[-1]:
+            chooser.rejected(i)
+            continue
+        if c.error is None:
+            chooser.accepted(i)
+        break
+    if c.error:
+        return {"verdict": None, "judge_error": c.error, "cached": False, "response_format": FORMAT_NAMES[i]}
+    return {"verdict": parse_verdict(c.text), "judge_error": None, "judge_served_model": c.served_model,
+            "cached": c.cached, "response_format": FORMAT_NAMES[i]}
+
+
+def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
+    """The fields every verdict carries: what was graded, and by whom (copied through for jq)."""
+    return {"run_id": rec["run_id"], "backend": rec["backend"], "backend_version": rec["backend_version"],
+            "repeat": rec["repeat"], BUDGET_FIELD: rec[BUDGET_FIELD], "case_id": rec["case_id"], "qid": rec["qid"],
+            "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
+            "answer": rec["answer"], **identity, "grader": grader_name, "rubric": rubric_for(rec),
+            "by": None, "verdict": None, "judge_served_model": None, "response_format": None,
+            "cached": False, "judge_error": None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,57 +155,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="results/verdicts.jsonl (resumable)")
     ap.add_argument("--workers", type=int, help="concurrent judge calls (default: config workers)")
     ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")
+    ap.add_argument("--allow-partial", action="store_true",
+                    help="grade only the questions every run file answered, instead of refusing partial files")
     a = ap.parse_args(argv)
 
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
-    records = load_runs(a.runs)
+    records = load_comparison(a.runs, a.allow_partial).records
     judge_model = cfg["judge_model"]
-    grader = f"{judge_model or 'deterministic'}:{GRADER_SHA[:12]}"
+    grader = grader_identity(judge_model)
+    grader_name = f"{judge_model or 'rules-only'}:{RULES_SHA256[:12]}"
     if a.fresh and os.path.exists(a.out):
         os.unlink(a.out)
-    done, dropped = load_verdicts(a.out, grader)
+    done, dropped = load_verdicts(a.out, records, grader)
 
     # Interleave all systems with the config seed, so that judge drift over time or a warm
     # cache cannot favour one system (seed guide, section 6).
-    records.sort(key=lambda r: (r["backend"], r["repeat"], r["qid"]))
+    records.sort(key=record_key)
     random.Random(cfg["seed"]).shuffle(records)
     # Each record with an answer gets its rule verdict once, here; None leaves it to the judge.
-    todo = [(r, deterministic(r) if r["answer"] is not None else None)
-            for r in records if verdict_key(r) not in done]
+    todo = [(r, deterministic(r, bool(judge_model)) if r["answer"] is not None else None)
+            for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     client = LLMClient(cfg) if judge_model and need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
-          f"({len(need_llm)} undecided by rules; judge model: {judge_model or 'none, deterministic only'})",
-          file=sys.stderr)
-
-    chooser = FormatChooser()
-
-    def ask(rec: dict, rubric: str) -> dict:
-        prompt = judge_prompt(rubric, rec["question"], rec["gold_answer"], rec["answer"])
-        for _ in RESPONSE_FORMATS:  # at most one try per response format
-            fmt = chooser.current()
-            c = client.complete(judge_model, [{"role": "user", "content": prompt}], cfg["judge_max_tokens"],
-                                response_format=fmt)
-            if not (c.error and c.error.startswith("bad_request") and fmt is not None):
-                break
-            chooser.reject(fmt)
-        if c.error:
-            return {"verdict": None, "by": "llm", "judge_error": c.error, "cached": False, "rubric": rubric}
-        return {"verdict": parse_verdict(c.text), "by": "llm", "judge_error": None,
-                "judge_served_model": c.served_model, "cached": c.cached, "rubric": rubric}
-
-    def base(rec: dict) -> dict:
-        return {"run_id": rec["run_id"], "backend": rec["backend"], "backend_version": rec["backend_version"],
-                "repeat": rec["repeat"], "case_id": rec["case_id"], "qid": rec["qid"], "type": rec["type"],
-                "question": rec["question"], "gold_answer": rec["gold_answer"], "answer": rec["answer"],
-                "answer_sha256": verdict_key(rec)[-1], "grader": grader, "judge_model": judge_model,
-                "judge_prompt_sha256": None, "judge_served_model": None, "rubric": rubric_for(rec),
-                "cached": False, "judge_error": None}
+          f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
+          f"{len(need_llm)} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     counts = {"written": 0, "llm": 0, "judge_errors": 0}
-    pool = cf.ThreadPoolExecutor(max(1, workers))
+    chooser = FormatChooser()
+    pool = Workers(max(1, workers))
     with open(a.out, "a", encoding="utf-8") as fh:
         def write(v: dict) -> None:
             fh.write(dumps(v) + "\n")
@@ -138,27 +193,21 @@ def main(argv: list[str] | None = None) -> int:
             counts["written"] += 1
             counts["judge_errors"] += v["judge_error"] is not None
 
-        futures = {}
-        try:
-            for rec, decided in todo:
-                v = base(rec)
-                if rec["answer"] is None:
-                    # The run failed for this question: no answer to grade. Counted as an error
-                    # in score.py; rerunning run.py then judge.py grades the new answer.
-                    write({**v, "verdict": None, "by": "run_error"})
-                    continue
-                if decided is not None:
-                    write({**v, "verdict": decided[0], "by": decided[1]})
-                elif client is None:
-                    write({**v, "verdict": "incorrect", "by": "no_match"})
-                else:
-                    v["judge_prompt_sha256"] = sha256_text(rubric_template(v["rubric"]))
-                    futures[pool.submit(ask, rec, v["rubric"])] = v
-            for fut in cf.as_completed(futures):
-                write({**futures[fut], **fut.result()})
-                counts["llm"] += 1
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        for rec, decided in todo:
+            v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
+            if rec["answer"] is None:
+                # The run failed for this question: no answer to grade. Counted as an error
+                # in score.py; rerunning run.py then judge.py grades the new answer.
+                write({**v, "by": "run_error"})
+            elif decided is not None:
+                write({**v, "verdict": decided[0], "by": decided[1]})
+            elif client is None:
+                write({**v, "verdict": "incorrect", "by": "no_match"})
+            else:
+                pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
+        for v, result in pool.results(block=True):
+            write({**v, "by": "llm", **result})
+            counts["llm"] += 1
 
     print(f"wrote {a.out}: {counts['written']} new verdicts ({counts['llm']} by the LLM judge), "
           f"{counts['judge_errors']} judge errors", file=sys.stderr)

@@ -2,6 +2,11 @@
 cache. The endpoint comes from the environment only (LLM_BASE_URL, LLM_API_KEY); neither value
 is ever written to a file, a log or an error message.
 
+The client speaks the chat-completions wire format over `requests` directly: the openai SDK
+cost 2.2 s to import and two thirds of the harness's CPU per call in its request transform
+(measured for the issue "At scale and under faults"; bench/throughput.py prints the ratio),
+and the harness needs one POST and its status code, nothing else of the SDK.
+
 Usage (a smoke test of the endpoint):
   python llm.py --config config.yaml "Say hello"
 """
@@ -12,12 +17,16 @@ import email.utils
 import hashlib
 import json
 import os
+import queue
 import random
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any, Callable, Iterator
+
+import requests
 
 from interface import InputError, load_config, run_cli, write_atomic
 
@@ -25,22 +34,32 @@ from interface import InputError, load_config, run_cli, write_atomic
 # cannot stall for hours on one header; the retry count still bounds the total.
 MAX_RETRY_AFTER_S = 120.0
 MAX_BACKOFF_S = 60.0
-# Placeholder for local servers that need no key; the OpenAI SDK refuses an empty one.
-NO_KEY = "not-needed"
+# Used when only LLM_API_KEY is set, as the openai SDK does.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Statuses worth retrying: the server is busy or failed, not the request (the openai SDK's set).
+RETRY_STATUSES = frozenset({408, 409, 429})
+
+
+class AuthenticationError(InputError):
+    """The endpoint refused the key (401/403): every later call would fail the same way, so the
+    stage stops at once with exit 2 instead of sending every question."""
 
 
 @dataclass(frozen=True)
 class Completion:
-    """One answer: text and served model on success, a short stable reason in error otherwise."""
+    """One answer: text and served model on success, a short stable reason in error otherwise.
+    finish_reason is the server's ('stop', 'length' = truncated by max_tokens), None when the
+    server or an older cache entry did not say; attempts is 0 for a cached answer."""
     text: str | None
     served_model: str | None
     usage: dict | None
     cached: bool
     error: str | None
     attempts: int
+    finish_reason: str | None = None
 
 
-def endpoint_from_env() -> tuple[str | None, str, str | None]:
+def endpoint_from_env() -> tuple[str, str, str]:
     """The endpoint, key and endpoint identity from the environment; the key is only ever held
     in memory. LLM_ENDPOINT_ID, when set, names what serves the model independently of its
     address: serve.py sets it, since the embedded server gets a new port every time and the
@@ -50,7 +69,9 @@ def endpoint_from_env() -> tuple[str | None, str, str | None]:
     if not api_key and not base_url:
         raise InputError("no model endpoint: set LLM_BASE_URL (and LLM_API_KEY if the endpoint needs "
                          "one), or run `make bench`, which serves the embedded model locally")
-    return base_url, api_key or NO_KEY, os.environ.get("LLM_ENDPOINT_ID") or base_url
+    # The identity keeps what it was before this client dropped the openai SDK (None stood for
+    # the SDK's default endpoint), so existing caches still hit.
+    return base_url or DEFAULT_BASE_URL, api_key, os.environ.get("LLM_ENDPOINT_ID") or base_url
 
 
 def cache_key(endpoint: str | None, request: dict) -> str:
@@ -59,9 +80,9 @@ def cache_key(endpoint: str | None, request: dict) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _retry_after_s(response) -> float | None:
+def _retry_after_s(headers: Any) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date), if there is one."""
-    value = response.headers.get("retry-after") if response is not None else None
+    value = headers.get("retry-after") if headers is not None else None
     if not value:
         return None
     try:
@@ -76,19 +97,21 @@ def _retry_after_s(response) -> float | None:
 
 
 class LLMClient:
-    """Thread-safe client for one endpoint; config gives seed, timeouts, retries and cache."""
+    """Thread-safe client for one endpoint; config gives seed, timeouts, retries and cache.
+    Each thread keeps its own HTTP session, so connections are reused without a shared lock."""
 
     def __init__(self, config: dict, use_cache: bool = True) -> None:
-        import openai  # the core dependency, imported here so --help works without it
-
-        self._openai = openai
         self.base_url, self._api_key, self.endpoint_id = endpoint_from_env()
+        self._url = self.base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
         self.seed = config["seed"]
+        self.timeout_s = config["request_timeout_s"]
         self.max_retries = config["max_retries"]
         self.backoff_s = config["retry_backoff_s"]
         self.cache_dir = config["cache_dir"] if use_cache else None
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key,
-                                     timeout=config["request_timeout_s"], max_retries=0)
+        self._local = threading.local()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
 
@@ -114,7 +137,8 @@ class LLMClient:
     # -- calls --------------------------------------------------------------------------------
     def complete(self, model: str, messages: list[dict], max_tokens: int,
                  response_format: dict | None = None) -> Completion:
-        """One chat completion at temperature 0 with the config seed; never raises on API errors."""
+        """One chat completion at temperature 0 with the config seed. API errors come back as
+        Completion.error; only a refused key raises (AuthenticationError)."""
         request = {"model": model, "messages": messages, "temperature": 0.0, "seed": self.seed,
                    "max_tokens": max_tokens}
         if response_format is not None:
@@ -122,50 +146,74 @@ class LLMClient:
         key = cache_key(self.endpoint_id, request)
         hit = self._cache_get(key)
         if hit is not None:
-            return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0)
+            # finish_reason is absent from entries written before it was recorded: not known.
+            return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0,
+                              hit.get("finish_reason"))
 
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
         error = None
         for attempt in range(1, self.max_retries + 2):
             with self._lock:
                 self.network_calls += 1
-            entry, wait, error = self._attempt(request, attempt)
+            entry, wait, error = self._attempt(body, attempt)
             if entry is not None:
+                if not entry["text"]:
+                    # An empty answer is a failure of the call, not an answer: never cached, so
+                    # a rerun asks again; the record says empty_answer.
+                    return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
+                                      attempt, entry["finish_reason"])
                 self._cache_put(key, entry)
-                return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt)
+                return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
+                                  entry["finish_reason"])
             if wait is None or attempt > self.max_retries:
                 break
             time.sleep(wait)
         return Completion(None, None, None, False, error, attempt)
 
-    def _attempt(self, request: dict, attempt: int) -> tuple[dict | None, float | None, str | None]:
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def _attempt(self, body: bytes, attempt: int) -> tuple[dict | None, float | None, str | None]:
         """One request: (cache entry, None, None) on success, else (None, seconds to wait
         before a retry or None when retrying cannot help, error)."""
-        o = self._openai
         try:
-            r = self._client.chat.completions.create(**request)
-        except o.BadRequestError as e:
-            return None, None, f"bad_request: {self._scrub(_message(e))}"
-        except o.RateLimitError as e:
-            return None, self._backoff(e.response, attempt), "rate_limit"
-        except o.APITimeoutError:
+            r = self._session().post(self._url, data=body, headers=self._headers, timeout=self.timeout_s)
+        except requests.Timeout:
             return None, self._backoff(None, attempt), "timeout"
-        except o.APIConnectionError:
+        except requests.ConnectionError:
             return None, self._backoff(None, attempt), "connection"
-        except o.APIStatusError as e:
-            if e.status_code >= 500:
-                return None, self._backoff(e.response, attempt), f"server_error: {e.status_code}"
-            return None, None, f"http_{e.status_code}: {self._scrub(_message(e))}"
-        if not r.choices:
-            return None, None, "empty_response: no choices"
-        usage = None
-        if r.usage is not None:
-            usage = {"prompt_tokens": r.usage.prompt_tokens, "completion_tokens": r.usage.completion_tokens}
-        return {"text": (r.choices[0].message.content or "").strip(), "served_model": r.model,
-                "usage": usage}, None, None
+        status = r.status_code
+        if status in (401, 403):
+            raise AuthenticationError(f"authentication failed: the endpoint answered HTTP {status} "
+                                      f"({self._scrub(_message(r))}); check LLM_API_KEY and LLM_BASE_URL")
+        if status in RETRY_STATUSES or status >= 500:
+            reason = "rate_limit" if status == 429 else f"server_error: {status}"
+            return None, self._backoff(r.headers, attempt), reason
+        if status in (400, 422):
+            return None, None, f"bad_request: {self._scrub(_message(r))}"
+        if status != 200:
+            return None, None, f"http_{status}: {self._scrub(_message(r))}"
+        try:
+            data = r.json()
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            # A 200 that is not a chat completion: a proxy's error page, a torn body.
+            return None, self._backoff(None, attempt), "bad_response"
+        usage = data.get("usage")  # optional in the wire format
+        if isinstance(usage, dict):
+            usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
+        else:
+            usage = None
+        return {"text": text.strip(), "served_model": data.get("model"), "usage": usage,
+                "finish_reason": choice.get("finish_reason")}, None, None
 
-    def _backoff(self, response, attempt: int) -> float:
+    def _backoff(self, headers: Any, attempt: int) -> float:
         """Exponential backoff with full jitter, or the server's Retry-After when it sends one."""
-        told = _retry_after_s(response)
+        told = _retry_after_s(headers)
         if told is not None:
             return min(told, MAX_RETRY_AFTER_S)
         # Jitter spreads retries of concurrent workers so they do not hit the server in step.
@@ -173,18 +221,71 @@ class LLMClient:
 
     def _scrub(self, text: str) -> str:
         """Never let the key reach a record, even if a server echoes it in an error."""
-        if self._api_key and self._api_key != NO_KEY:
+        if self._api_key:
             text = text.replace(self._api_key, "***")
         return text[:300]
 
 
-def _message(e: Exception) -> str:
-    body = getattr(e, "body", None)
+def _message(r: requests.Response) -> str:
+    """The error message of a failed response: the OpenAI-style body's, else the raw text."""
+    try:
+        body = r.json()
+    except ValueError:
+        return r.text.strip() or f"HTTP {r.status_code}"
     if isinstance(body, dict):
         inner = body.get("error", body)  # optional fields of a foreign error body
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return inner["message"]
-    return str(getattr(e, "message", e))
+        if isinstance(inner, str):
+            return inner
+    return json.dumps(body, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Concurrency: the stages submit model calls to worker threads and write from the main thread.
+# ---------------------------------------------------------------------------------------------
+
+class Workers:
+    """Daemon worker threads for model calls; results come back to the main thread in
+    completion order. Daemon threads, unlike concurrent.futures', are not joined at exit: a
+    Ctrl-C ends the stage at once (exit 130) instead of waiting out every call in flight, whose
+    questions then have no record and are redone on resume."""
+
+    def __init__(self, n: int) -> None:
+        self._todo: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self.pending = 0
+        for _ in range(n):
+            threading.Thread(target=self._work, daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            tag, fn, args = self._todo.get()
+            try:
+                self._done.put((tag, fn(*args), None))
+            except BaseException as e:  # handed to the main thread, which re-raises it
+                self._done.put((tag, None, e))
+
+    def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
+        """Queue fn(*args); its result comes back from results() with tag."""
+        self.pending += 1
+        self._todo.put((tag, fn, args))
+
+    def results(self, block: bool) -> Iterator[tuple[Any, Any]]:
+        """(tag, result) of finished calls: with block=False those ready now, with block=True
+        every pending one. An exception raised by a call is raised here, in the main thread."""
+        while self.pending:
+            try:
+                # A timeout keeps the main thread responsive to Ctrl-C while it waits.
+                tag, result, error = self._done.get(timeout=0.2) if block else self._done.get_nowait()
+            except queue.Empty:
+                if block:
+                    continue
+                return
+            self.pending -= 1
+            if error is not None:
+                raise error
+            yield tag, result
 
 
 def _main(argv: list[str] | None = None) -> int:

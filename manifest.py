@@ -24,11 +24,19 @@ from datetime import datetime, timezone
 from backends import load_backend
 from context import make_counter
 from interface import (CONTROL_NAMES, EXIT_OK, InputError, dataset_counts, load_config, load_dataset,
-                       run_cli, sha256_file, write_json_atomic)
+                       run_cli, sha256_file, sha256_text, write_json_atomic)
 
 DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")
 ROOT = os.path.dirname(os.path.abspath(__file__))
-CODE_FILES = ("interface.py", "context.py", "llm.py", "run.py", "judge.py", "score.py", "manifest.py")
+
+
+def code_files() -> list[str]:
+    """Every file of code a result depends on: the stage scripts and shared modules at the root
+    (serve.py included: it decides what model file is served) and every backend module."""
+    root = sorted(f for f in os.listdir(ROOT) if f.endswith(".py"))
+    backends = sorted(os.path.join("backends", f) for f in os.listdir(os.path.join(ROOT, "backends"))
+                      if f.endswith(".py"))
+    return root + backends
 
 
 def git(*args: str) -> str | None:
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "git_commit": git("rev-parse", "HEAD"),
         "git_dirty": None if status is None else bool(status),
-        "code_sha256": {f: sha256_file(os.path.join(ROOT, f)) for f in CODE_FILES},
+        "code_sha256": {f: sha256_file(os.path.join(ROOT, f)) for f in code_files()},
         "dataset": os.path.relpath(cfg["dataset"], ROOT),
         "dataset_sha256": sha256_file(cfg["dataset"]),
         "dataset_counts": dataset_counts(cases),
@@ -95,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "packages_sha256": installed_packages_sha256(),
         "answer_model": cfg["answer_model"],
         "answer_max_tokens": cfg["answer_max_tokens"],
+        "prompt_sha256": sha256_text(cfg["answer_prompt"]),
         "judge_model": cfg["judge_model"],
         "seed": cfg["seed"],
         "top_k": cfg["top_k"],

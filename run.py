@@ -17,7 +17,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import os
 import sys
 import time
@@ -25,15 +24,15 @@ from typing import TextIO
 
 from backends import load_backend
 from context import build_context, make_counter
-from interface import (CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit, InputError, dumps, load_config,
-                       load_dataset, read_resumable, run_cli, session_items, sha256_text,
-                       write_atomic)
-from llm import LLMClient
+from interface import (BUDGET_FIELD, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
+                       InputError, dumps, load_config, load_dataset, read_resumable, run_cli, session_items,
+                       sha256_file, sha256_text, write_atomic)
+from llm import LLMClient, Workers
 
 # Fields that must agree between the records already in --out and this run for a resume to
-# be a resume and not a silent mix of two different experiments.
-IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "answer_model", "prompt_sha256",
-                   "top_k", "context_token_budget", "tokenizer", "repeat")
+# be a resume and not a silent mix of two different experiments: this system's own identity,
+# and the contract that judge.py and score.py hold constant across files (interface.py).
+IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "repeat") + CONTRACT_FIELDS + (BUDGET_FIELD,)
 PROGRESS_EVERY_S = 5.0
 
 
@@ -58,6 +57,9 @@ class Control:
                                       timestamp=it.metadata["timestamp"])
                       for s in case["sessions"] for it in session_items(s)}
         return None, None
+
+    def release(self, namespace: str) -> None:
+        """Nothing is stored."""
 
     def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float | None]:
         """The control's hits; search_ms is None because nothing is searched."""
@@ -89,6 +91,15 @@ class BackendSystem:
         t1 = time.perf_counter()
         self.backend.flush(namespace, cfg["flush_timeout_s"])
         return round(t1 - t0, 3), round(time.perf_counter() - t1, 3)
+
+    def release(self, namespace: str) -> None:
+        """Empty a finished case's namespace (reset), so memory stays flat over a long run.
+        A failure here cannot change an answer already searched; it is reported, not fatal."""
+        try:
+            self.backend.reset(namespace)
+        except Exception as e:
+            print(f"warning: {self.name}: releasing namespace {namespace} failed: {backend_error(e)}",
+                  file=sys.stderr)
 
     def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float]:
         """Search with the raw question; a backend returning more than k is a backend bug."""
@@ -178,7 +189,30 @@ class Writer:
 def finish(record: dict, completion) -> dict:
     """Fill the answer fields of a record from a model completion."""
     return {**record, "answer": completion.text, "served_model": completion.served_model,
-            "usage": completion.usage, "cached": completion.cached, "error": completion.error}
+            "usage": completion.usage, "finish_reason": completion.finish_reason,
+            "retries": max(0, completion.attempts - 1), "cached": completion.cached, "error": completion.error}
+
+
+def base_record(identity: dict, system, case: dict, q: dict) -> dict:
+    """A question's record before retrieval and answer: who, what, and the contract."""
+    return {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
+            "case_id": case["case_id"], "cluster": case.get("cluster", case["case_id"]),  # optional
+            "qid": q["qid"], "type": q["type"], "question": q["question"], "asked_at": q["asked_at"],
+            "gold_answer": q["gold_answer"], "evidence": q["evidence"],
+            "meta": q.get("meta", {}),  # meta is optional in the contract
+            "retrieved_ids": None, "context_ids": None, "context_tokens": None,
+            "hits_returned": None, "hits_kept": None, "hits_cut": None,
+            "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
+            "shard": None, "ingest_s": None, "flush_s": None, "search_ms": None, "cached": False,
+            "error": None}
+
+
+def sort_in_dataset_order(path: str, order: dict) -> None:
+    """Rewrite a finished run file in dataset order, so two runs diff line by line; records
+    are written as they complete, which is not the dataset's order with several workers."""
+    rows, _ = read_resumable(path)
+    rows.sort(key=lambda row: order[row[1]["qid"]])
+    write_atomic(path, "".join(line for _, _, line in rows))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,88 +232,46 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--workers must be at least 1")
     cases = load_dataset(cfg["dataset"])
     counter = make_counter(cfg["tokenizer"])
-    system = make_system(a.backend, cfg)
     client = LLMClient(cfg)  # checks the endpoint variables before any work is done
+    system = make_system(a.backend, cfg)
 
-    prompt_sha = sha256_text(cfg["answer_prompt"])
     identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_version": system.version,
-                "answer_model": cfg["answer_model"], "prompt_sha256": prompt_sha,
-                "top_k": cfg["top_k"], "context_token_budget": cfg["context_token_budget"],
-                "tokenizer": counter.name, "repeat": a.repeat}
-    qids = {q["qid"] for c in cases for q in c["questions"]}
+                "repeat": a.repeat, "dataset_sha256": sha256_file(cfg["dataset"]),
+                "answer_model": cfg["answer_model"], "prompt_sha256": sha256_text(cfg["answer_prompt"]),
+                "top_k": cfg["top_k"], "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
+                "seed": cfg["seed"], BUDGET_FIELD: cfg["context_token_budget"]}
+    order = {q["qid"]: i for i, q in enumerate(q for c in cases for q in c["questions"])}
     if a.fresh and os.path.exists(a.out):
         os.unlink(a.out)
-    done, dropped = load_done(a.out, identity, qids)
-    todo_total = len(qids) - len(done)
-    print(f"run {system.name} ({system.version}): {len(qids)} questions, {len(done)} already done, "
+    done, dropped = load_done(a.out, identity, set(order))
+    print(f"run {system.name} ({system.version}): {len(order)} questions, {len(done)} already done, "
           f"{dropped} failed or cut records to redo, {workers} workers", file=sys.stderr)
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    pool = cf.ThreadPoolExecutor(workers)
+    pool = Workers(workers)
     with open(a.out, "a", encoding="utf-8") as fh:
-        writer = Writer(fh, todo_total, f"run {system.name}")
-        pending: dict = {}
-
-        def drain(block: bool) -> None:
-            """Write every finished answer; with block=True, keep going until none is pending,
-            writing each as it completes (a crash then loses only the calls in flight)."""
-            while pending:
-                finished, _ = cf.wait(list(pending), timeout=None if block else 0,
-                                      return_when=cf.FIRST_COMPLETED)
-                for fut in finished:
-                    writer.write(finish(pending.pop(fut), fut.result()))
-                if not block:
-                    return
-
-        try:
-            for case in cases:
-                todo = [q for q in case["questions"] if q["qid"] not in done]
-                if not todo:
-                    continue
-                namespace = f"{cfg['run_id']}-{a.backend}-r{a.repeat}-{case['case_id']}"
-                try:
-                    ingest_s, flush_s = system.ingest(case, namespace, cfg)
-                    ingest_error = None
-                except Exception as e:  # a failing system is a result, not a crash
-                    ingest_s = flush_s = None
-                    ingest_error = backend_error(e)
-                for q in todo:
-                    record = {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
-                              "case_id": case["case_id"], "qid": q["qid"], "type": q["type"],
-                              "question": q["question"], "asked_at": q["asked_at"],
-                              "gold_answer": q["gold_answer"], "evidence": q["evidence"],
-                              "meta": q.get("meta", {}),  # meta is optional in the contract
-                              "retrieved_ids": None, "context_ids": None, "context_tokens": None,
-                              "hits_returned": None, "hits_kept": None, "hits_cut": None,
-                              "answer": None, "served_model": None, "usage": None, "seed": cfg["seed"],
-                              "shard": None, "ingest_s": ingest_s, "flush_s": flush_s,
-                              "search_ms": None, "cached": False, "error": ingest_error}
-                    if ingest_error is None:
-                        try:
-                            hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])
-                        except Exception as e:
-                            record["error"] = backend_error(e)
-                    if record["error"] is not None:
-                        writer.write(record)
-                        continue
-                    ctx = build_context(hits, cfg["context_token_budget"], counter, system.newest_first)
-                    record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
-                                  context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
-                                  hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut, search_ms=search_ms)
-                    prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text,
-                                                         question=q["question"])
-                    fut = pool.submit(client.complete, cfg["answer_model"],
-                                      [{"role": "user", "content": prompt}], cfg["answer_max_tokens"])
-                    pending[fut] = record
-                drain(block=False)
-            drain(block=True)
-        finally:
-            # On Ctrl-C, queued calls are dropped and running ones abandoned: their questions
-            # have no record yet, so the next run redoes them.
-            pool.shutdown(wait=False, cancel_futures=True)
+        writer = Writer(fh, len(order) - len(done), f"run {system.name}")
+        for case in cases:
+            todo = [q for q in case["questions"] if q["qid"] not in done]
+            if not todo:
+                continue
+            namespace = f"{cfg['run_id']}-{a.backend}-r{a.repeat}-{case['case_id']}"
+            for record, prompt in ask_case(system, case, todo, namespace, identity, cfg, counter):
+                if prompt is None:
+                    writer.write(record)
+                else:
+                    pool.submit(record, client.complete, cfg["answer_model"],
+                                [{"role": "user", "content": prompt}], cfg["answer_max_tokens"])
+            # Write what has finished while the next case ingests; a crash then loses only the
+            # calls in flight, whose questions have no record and are redone on resume.
+            for record, completion in pool.results(block=False):
+                writer.write(finish(record, completion))
+        for record, completion in pool.results(block=True):
+            writer.write(finish(record, completion))
         writer.progress()
+    sort_in_dataset_order(a.out, order)
 
-    total = len(qids)
+    total = len(order)
     failed = writer.errors
     print(f"wrote {a.out}: {len(done) + writer.written - failed}/{total} answered, {failed} failed, "
           f"{writer.cached} from cache, {client.network_calls} model requests", file=sys.stderr)
@@ -288,6 +280,43 @@ def main(argv: list[str] | None = None) -> int:
               f"rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
     return EXIT_OK
+
+
+def ask_case(system, case: dict, todo: list[dict], namespace: str, identity: dict, cfg: dict,
+             counter) -> list[tuple[dict, str | None]]:
+    """Ingest one case, search each question, build its context: (record, answer prompt) per
+    question, or (record with its error, None) when the system failed. The namespace is
+    released afterwards, so a long run holds one case's memory at a time."""
+    out = []
+    try:
+        ingest_s, flush_s = system.ingest(case, namespace, cfg)
+        ingest_error = None
+    except InputError:
+        raise  # bad config or a refused key: every case would fail the same way
+    except Exception as e:  # a failing system is a result, not a crash
+        ingest_s = flush_s = None
+        ingest_error = backend_error(e)
+    for q in todo:
+        record = {**base_record(identity, system, case, q), "ingest_s": ingest_s, "flush_s": flush_s,
+                  "error": ingest_error}
+        if ingest_error is None:
+            try:
+                hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])
+            except InputError:
+                raise
+            except Exception as e:
+                record["error"] = backend_error(e)
+        if record["error"] is not None:
+            out.append((record, None))
+            continue
+        ctx = build_context(hits, cfg["context_token_budget"], counter, system.newest_first)
+        record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
+                      context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
+                      hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut, search_ms=search_ms)
+        prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
+        out.append((record, prompt))
+    system.release(namespace)
+    return out
 
 
 if __name__ == "__main__":

@@ -14,10 +14,12 @@ import json
 import math
 import random
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-from interface import (EXIT_OK, CONTROL_NAMES, InputError, load_runs, read_jsonl, run_cli,
-                       verdict_key, write_atomic, write_json_atomic)
+from grading import RULES_SHA256
+from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, VERDICT_IDENTITY_FIELDS, InputError,
+                       load_comparison, read_jsonl, record_key, run_cli, verdict_identity, write_atomic,
+                       write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
@@ -34,18 +36,19 @@ def percentile(sorted_xs: list[float], q: float) -> float:
     return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
 
 
-def cluster_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[float, float, float]:
+def cluster_bootstrap(diff_by_cluster: dict, resamples: int, seed: int) -> tuple[float, float, float]:
     """Point estimate (mean over questions) and a 95% percentile interval from resampling whole
-    cases with replacement: questions of one case are not independent (seed guide, 7)."""
-    cases = sorted(diff_by_case)
-    point = mean([d for c in cases for d in diff_by_case[c]])
-    sums = {c: (sum(diff_by_case[c]), len(diff_by_case[c])) for c in cases}
+    clusters with replacement: questions of one case, and cases cut from one conversation, are
+    not independent (seed guide, section 7). A cluster is a case unless the dataset says more."""
+    clusters = sorted(diff_by_cluster)
+    point = mean([d for c in clusters for d in diff_by_cluster[c]])
+    sums = {c: (sum(diff_by_cluster[c]), len(diff_by_cluster[c])) for c in clusters}
     rng = random.Random(seed)
     stats = []
     for _ in range(resamples):
         total = count = 0
-        for _ in cases:
-            s, n = sums[cases[rng.randrange(len(cases))]]
+        for _ in clusters:
+            s, n = sums[clusters[rng.randrange(len(clusters))]]
             total += s
             count += n
         stats.append(total / count)
@@ -53,15 +56,56 @@ def cluster_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[fl
     return point, percentile(stats, 0.025), percentile(stats, 0.975)
 
 
-def system_label(rec: dict) -> str:
-    """One row per system and repeat: repeats of a system are rows of their own."""
-    return rec["backend"] if rec["repeat"] == 0 else f"{rec['backend']}#r{rec['repeat']}"
+def system_label(rec: dict, several_budgets: bool) -> str:
+    """One row per system, repeat and budget: repeats and budgets are rows of their own."""
+    label = rec["backend"] if rec["repeat"] == 0 else f"{rec['backend']}#r{rec['repeat']}"
+    return f"{label}@{rec[BUDGET_FIELD]}" if several_budgets else label
 
 
 def load_verdicts(path: str) -> dict:
-    """Verdicts keyed like interface.verdict_key."""
-    return {(v["run_id"], v["backend"], v["repeat"], v["qid"], v["answer_sha256"]): v
-            for _, v in read_jsonl(path)}
+    """Verdicts keyed by interface.record_key, with their line; two for one answer is an error."""
+    out: dict = {}
+    for lineno, v in read_jsonl(path):
+        missing = [f for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "judge_error")
+                   + VERDICT_IDENTITY_FIELDS if f not in v]
+        if missing:
+            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
+                             f"rerun judge.py")
+        key = record_key(v)
+        if key in out:
+            raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "
+                             f"(the first is line {out[key][0]}); rerun judge.py, which keeps one per answer")
+        out[key] = (lineno, v)
+    return out
+
+
+def pair_verdicts(records: list[dict], verdicts: dict, path: str) -> list[tuple[dict, dict]]:
+    """Each run record with its verdict, refusing a verdict that does not belong to exactly
+    this record under one grader: graded against another gold, answer or annotation, by another
+    rule set than this code's, or by a mix of judges."""
+    used = {tuple(verdicts[record_key(r)][1][f] for f in VERDICT_IDENTITY_FIELDS[1:])
+            for r in records if record_key(r) in verdicts}
+    if len(used) > 1:
+        raise InputError(f"{path}: the verdicts of these runs come from {len(used)} different graders "
+                         f"(rule sets or judge models: {sorted(map(str, used))}); grade them together: "
+                         f"rerun judge.py on all of them")
+    pairs = []
+    for r in records:
+        found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
+        if found is None:
+            raise InputError(f"{path}: no verdict for {r['backend']!r} question {r['qid']!r}; "
+                             f"run judge.py on these runs first")
+        lineno, v = found
+        grader = dict(zip(VERDICT_IDENTITY_FIELDS[1:], (v[f] for f in VERDICT_IDENTITY_FIELDS[1:])))
+        if v["rules_sha256"] != RULES_SHA256:
+            raise InputError(f"{path}:{lineno}: graded by another rule set (rules_sha256 "
+                             f"{v['rules_sha256'][:12]}, this code's is {RULES_SHA256[:12]}); rerun judge.py")
+        if v["inputs_sha256"] != verdict_identity(r, grader)["inputs_sha256"]:
+            raise InputError(f"{path}:{lineno}: the verdict of {r['backend']!r} question {r['qid']!r} graded "
+                             f"another question, gold, annotation or answer than its run record holds now; "
+                             f"rerun judge.py")
+        pairs.append((r, v))
+    return pairs
 
 
 def score_system(rows: list[tuple[dict, dict]]) -> dict:
@@ -134,10 +178,13 @@ def render_text(scores: dict) -> str:
                f"(cluster bootstrap over cases, {scores['resamples']} resamples, 95% CI)")
     for d in scores["differences"]:
         out.append(f"{d['system']}: {fmt(d['difference'], True)}  [{fmt(d['ci_low'], True)}, "
-                   f"{fmt(d['ci_high'], True)}]  over {d['questions']} questions in {d['cases']} cases")
+                   f"{fmt(d['ci_high'], True)}]  over {d['questions']} questions in {d['cases']} cases "
+                   f"({d['clusters']} clusters)")
     for s in scores["systems"]:
         if s["recall_note"]:
             out.append(f"note: {s['label']}: recall {s['recall_note']}")
+    for w in scores["warnings"]:
+        out.append(f"warning: {w}")
     return "\n".join(out)
 
 
@@ -235,6 +282,8 @@ def render_markdown(scores: dict, manifest: dict | None) -> str:
     for d in scores["differences"]:
         lines.append(f"| {d['system']} | {fmt(d['difference'], True)} | [{fmt(d['ci_low'], True)}, "
                      f"{fmt(d['ci_high'], True)}] | {d['questions']} | {d['cases']} |")
+    if scores["warnings"]:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in scores["warnings"]]
     lines += ["", "## What the controls say", ""] + [f"- {n}" for n in findings(scores)]
     return "\n".join(lines) + "\n"
 
@@ -252,6 +301,30 @@ def grading_summary(systems: list[dict]) -> str:
             f"right thing in other words than the gold are counted incorrect, so accuracy is a lower bound.")
 
 
+def served_model_warnings(by_system: dict) -> list[str]:
+    """A provider that swapped models mid-run shows as more than one served model in one run."""
+    out = []
+    for label, rows in sorted(by_system.items()):
+        served = Counter(r["served_model"] for r, _ in rows if r["served_model"] is not None)
+        if len(served) > 1:
+            models = ", ".join(f"{m} ({n} answers)" for m, n in served.most_common())
+            out.append(f"`{label}` was answered by more than one served model: {models}; the endpoint "
+                       f"changed models during the run, so its answers do not come from one model.")
+    return out
+
+
+def partial_notes(comparison) -> list[str]:
+    """What --allow-partial left out, and why, in words."""
+    if not comparison.left_out:
+        return []
+    notes = [f"Partial comparison (--allow-partial): every system is scored on the {comparison.questions} "
+             f"questions all of them answered."]
+    for lo in comparison.left_out:
+        notes.append(f"`{lo['backend']}` ({lo['file']}) holds no record of {lo['missing']} question(s) the others "
+                     f"answered (first: {lo['qids'][0]}); those questions are left out for every system.")
+    return notes
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the score table; optionally write it as JSON and as a markdown report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -260,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", required=True, help="the system every other is compared with")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--allow-partial", action="store_true",
+                    help="score every system on the questions all of them answered, instead of refusing")
     ap.add_argument("--json", help="write the numbers as JSON here")
     ap.add_argument("--markdown", help="write a markdown report here")
     ap.add_argument("--manifest", help="a manifest-RUN.json to cite in the markdown report")
@@ -267,15 +342,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
 
-    records = load_runs(a.runs)
-    verdicts = load_verdicts(a.verdicts)
+    comparison = load_comparison(a.runs, a.allow_partial)
+    pairs = pair_verdicts(comparison.records, load_verdicts(a.verdicts), a.verdicts)
+    several_budgets = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
     by_system: dict = defaultdict(list)  # label -> [(run record, its verdict)]
-    for r in records:
-        v = verdicts.get(verdict_key(r))  # a missing verdict is reported, not defaulted
-        if v is None:
-            raise InputError(f"{a.verdicts}: no verdict for {r['backend']!r} question {r['qid']!r} "
-                             f"(or its answer changed since judging); run judge.py on these runs first")
-        by_system[system_label(r)].append((r, v))
+    for r, v in pairs:
+        by_system[system_label(r, several_budgets)].append((r, v))
     if a.baseline not in by_system:
         raise InputError(f"--baseline {a.baseline!r} is not among the systems: {', '.join(sorted(by_system))}")
 
@@ -288,18 +360,22 @@ def main(argv: list[str] | None = None) -> int:
         diff: dict = defaultdict(list)
         for r, v in rows:
             if r["qid"] in base:
-                diff[r["case_id"]].append(int(v["verdict"] == "correct") - int(base[r["qid"]]))
+                diff[r["cluster"]].append(int(v["verdict"] == "correct") - int(base[r["qid"]]))
         if not diff:
             continue
         point, lo, hi = cluster_bootstrap(diff, a.resamples, a.seed)
         if len(diff) < 2:
-            # Resampling one case always draws that case: the interval would have zero width,
-            # which reads as certainty. It is not measurable, so it is null.
+            # Resampling one cluster always draws that cluster: the interval would have zero
+            # width, which reads as certainty. It is not measurable, so it is null.
             lo = hi = None
         differences.append({"system": label, "baseline": a.baseline, "difference": point, "ci_low": lo,
-                            "ci_high": hi, "questions": sum(len(v) for v in diff.values()), "cases": len(diff)})
+                            "ci_high": hi, "questions": sum(len(v) for v in diff.values()),
+                            "clusters": len(diff),
+                            "cases": len({r["case_id"] for r, _ in rows if r["qid"] in base})})
     scores = {"baseline": a.baseline, "resamples": a.resamples, "seed": a.seed,
-              "grading": grading_summary(systems), "systems": systems, "differences": differences}
+              "grading": grading_summary(systems), "questions": comparison.questions,
+              "left_out": comparison.left_out, "warnings": served_model_warnings(by_system) + partial_notes(comparison),
+              "systems": systems, "differences": differences}
 
     # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
     # cost the report.

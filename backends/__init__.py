@@ -38,6 +38,10 @@ def load_backend(name: str, config: dict) -> MemoryBackend:
             raise
         # The adapter names keys after itself; say which section of config.yaml holds them.
         raise InputError(f"{e} (in the section backends.{name}, which uses adapter {module_name})") from None
+    except Exception as e:
+        # A system that cannot start (a server down, a model missing) fails every question the
+        # same way: one line and exit 2, before any model call, not a traceback.
+        raise InputError(f"backend {name!r} could not start: {type(e).__name__}: {e}") from None
 
 
 def require(package: str, backend: str):

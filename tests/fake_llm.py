@@ -2,8 +2,10 @@
 
 Answers are deterministic: an answer prompt gets the first memory line's text (or "I don't
 know" for an empty context); a judge prompt gets a JSON verdict by substring match. Faults are
-scripted through POST /_control: a list of steps consumed one per chat request, each
-{"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or {"delay_s": 1.5}.
+scripted through POST /_control (or .script): a list of steps consumed one per chat request,
+each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or
+{"delay_s": 1.5}, or {"content": ""} / {"finish_reason": "length"} to change a normal reply.
+.delay_all_s delays every request (a slow endpoint).
 GET /_stats returns how many chat requests arrived.
 """
 from __future__ import annotations
@@ -40,6 +42,7 @@ class FakeLLM:
         self.auth_headers: list[str] = []
         self.accepted_formats: tuple = ("json_schema", "json_object")  # response_format types it takes
         self.formats_seen: list = []
+        self.delay_all_s = 0.0
         self.lock = threading.Lock()
         server = self
 
@@ -81,18 +84,18 @@ class FakeLLM:
                 if fmt and fmt["type"] not in server.accepted_formats:
                     self._send(400, {"error": {"message": f"response_format {fmt['type']} not supported"}})
                     return
-                if "delay_s" in step:
-                    time.sleep(step["delay_s"])
+                if "delay_s" in step or server.delay_all_s:
+                    time.sleep(step.get("delay_s", server.delay_all_s))
                 if "status" in step:
                     headers = {"Retry-After": step["retry_after"]} if "retry_after" in step else {}
                     self._send(step["status"], {"error": {"message": f"injected {step['status']}"}}, headers)
                     return
                 prompt = body["messages"][-1]["content"]
-                text = answer_for(prompt)
+                text = step.get("content", answer_for(prompt))
                 self._send(200, {
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
                     "model": body["model"] + "-served",
-                    "choices": [{"index": 0, "finish_reason": "stop",
+                    "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"),
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
                               "total_tokens": (len(prompt) + len(text)) // 4},

@@ -175,7 +175,11 @@ def test_judge_steps_down_to_a_response_format_the_server_accepts(tmp_path, fake
     verdicts = str(tmp_path / "verdicts.jsonl")
     assert run_cli(judge.main, ["--config", cfg, "--runs", *paths, "--out", verdicts]) == 0
     judged = [f for f in fake_llm.formats_seen if f is not None]
-    assert judged[0] == "json_schema" and set(judged[1:]) == {"json_object"}
+    # Refused on two different requests and never accepted: given up for every later request.
+    assert judged[:4] == ["json_schema", "json_object", "json_schema", "json_object"]
+    assert set(judged[4:]) == {"json_object"}
+    llm_verdicts = [v for v in records(verdicts) if v["by"] == "llm"]
+    assert llm_verdicts and all(v["response_format"] == "json_object" for v in llm_verdicts)
     assert all(v["judge_error"] is None for v in records(verdicts))
 
 

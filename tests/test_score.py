@@ -6,7 +6,8 @@ import json
 import pytest
 
 import score
-from interface import run_cli, sha256_text
+from interface import run_cli
+from records import run_record, write_comparison
 
 
 def test_bootstrap_with_identical_cases_has_a_zero_width_interval():
@@ -34,11 +35,8 @@ def test_percentile_nearest_rank():
     assert score.percentile([7], 0.5) == 7
 
 
-def _rec(backend, qid, case, correct_answer, evidence, retrieved):
-    return {"run_id": "r", "backend": backend, "backend_version": "v", "repeat": 0, "case_id": case, "qid": qid,
-            "type": "single_hop", "question": "q", "gold_answer": "g", "evidence": evidence,
-            "answer": correct_answer, "prompt_sha256": "p", "retrieved_ids": retrieved,
-            "context_ids": retrieved, "context_tokens": 10, "error": None, "search_ms": 1.0}
+def _rec(backend, qid, case, answer, evidence, retrieved):
+    return run_record(backend, qid, case, answer, evidence, retrieved)
 
 
 def test_score_table_by_hand(tmp_path):
@@ -46,20 +44,9 @@ def test_score_table_by_hand(tmp_path):
          _rec("A", "q3", "c2", "yes", ["t3", "t4"], ["t3"])]
     b = [_rec("B", "q1", "c1", "no", ["t1"], None), _rec("B", "q2", "c1", "no", ["t2"], None),
          _rec("B", "q3", "c2", "no", ["t3", "t4"], None)]
-    runs = []
-    verdicts = tmp_path / "v.jsonl"
-    with open(verdicts, "w") as vf:
-        for name, recs in (("A", a), ("B", b)):
-            p = tmp_path / f"{name}.jsonl"
-            p.write_text("".join(json.dumps(r) + "\n" for r in recs))
-            runs.append(str(p))
-            for r in recs:
-                vf.write(json.dumps({"run_id": "r", "backend": r["backend"], "repeat": 0, "qid": r["qid"],
-                                     "answer_sha256": sha256_text(r["answer"]), "verdict":
-                                     "correct" if r["answer"] == "yes" else "incorrect", "by": "exact",
-                                     "judge_error": None}) + "\n")
+    runs, verdicts = write_comparison(tmp_path, {"A": a, "B": b})
     out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", str(verdicts), "--baseline", "B",
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "B",
                                 "--json", str(out), "--resamples", "200"]) == 0
     s = json.loads(out.read_text())
     A = next(x for x in s["systems"] if x["label"] == "A")
@@ -117,18 +104,9 @@ def test_findings_flag_a_broken_instrument_in_plain_words():
 def test_one_case_gives_no_interval(tmp_path):
     recs = {"A": [_rec("A", "q1", "c1", "yes", [], []), _rec("A", "q2", "c1", "no", [], [])],
             "B": [_rec("B", "q1", "c1", "no", [], []), _rec("B", "q2", "c1", "no", [], [])]}
-    runs, verdicts = [], tmp_path / "v.jsonl"
-    with open(verdicts, "w") as vf:
-        for name, rs in recs.items():
-            p = tmp_path / f"{name}.jsonl"
-            p.write_text("".join(json.dumps(r) + "\n" for r in rs))
-            runs.append(str(p))
-            for r in rs:
-                vf.write(json.dumps({"run_id": "r", "backend": name, "repeat": 0, "qid": r["qid"],
-                                     "answer_sha256": sha256_text(r["answer"]), "judge_error": None, "by": "exact",
-                                     "verdict": "correct" if r["answer"] == "yes" else "incorrect"}) + "\n")
+    runs, verdicts = write_comparison(tmp_path, recs)
     out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", str(verdicts), "--baseline", "B", "--json", str(out),
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "B", "--json", str(out),
                                 "--resamples", "100"]) == 0
     d = json.loads(out.read_text())["differences"][0]
     assert d["difference"] == 0.5 and d["ci_low"] is None and d["ci_high"] is None

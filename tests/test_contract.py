@@ -1,0 +1,317 @@
+"""One comparison you can trust: the fairness contract held across every file of a comparison,
+verdicts that belong to exactly what they graded, and input that is wrong refused before any
+model call. Each test here failed on the code before the contract was enforced across files."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import judge
+import manifest
+import run
+import score
+from conftest import ROOT, TINY, write_config
+from interface import InputError, load_config, load_dataset, run_cli
+from records import run_record, verdict_for, write_comparison, write_jsonl
+
+
+def records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_system(cfg: str, backend: str, out, *extra: str) -> int:
+    return run_cli(run.main, ["--config", cfg, "--backend", backend, "--out", str(out), *extra])
+
+
+# ---------------------------------------------------------------------------------------------
+# The set of files is one comparison, or it is refused
+# ---------------------------------------------------------------------------------------------
+
+def test_files_from_different_configs_are_refused_naming_each_file_and_field(tmp_path, fake_llm, capsys):
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    a = write_config(a_dir)
+    b = write_config(b_dir, context_token_budget=8000, run_id="other-run",
+                     answer_prompt="Memories:\n{context}\nDate: {asked_at}\nQ: {question}\nAnswer briefly.")
+    kw, fc = tmp_path / "keyword.jsonl", tmp_path / "full_context.jsonl"
+    assert run_system(a, "keyword", kw) == 0 and run_system(b, "full_context", fc) == 0
+    capsys.readouterr()
+    verdicts = str(tmp_path / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", a, "--runs", str(kw), str(fc), "--out", verdicts]) == 2
+    err = capsys.readouterr().err
+    for text in ("prompt_sha256", "context_token_budget", str(kw), str(fc)):
+        assert text in err
+    assert not os.path.exists(verdicts)  # refused before anything was graded
+    assert run_cli(score.main, ["--runs", str(kw), str(fc), "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    assert "not one comparison" in capsys.readouterr().err
+
+
+def test_a_partial_file_is_refused_unless_allow_partial_which_scores_the_common_questions(tmp_path, capsys):
+    kw = [run_record("keyword", f"q{i}", f"c{i // 2}", "yes" if i % 2 else "no", [], []) for i in range(6)]
+    fc = [run_record("full_context", f"q{i}", f"c{i // 2}", "yes", [], []) for i in range(3)]
+    runs, verdicts = write_comparison(tmp_path, {"keyword": kw, "full_context": fc})
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    err = capsys.readouterr().err
+    assert "full_context.jsonl" in err and "3 question(s)" in err and "--allow-partial" in err
+    out = tmp_path / "s.json"
+    md = tmp_path / "report.md"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--allow-partial",
+                                "--json", str(out), "--markdown", str(md), "--resamples", "50"]) == 0
+    s = json.loads(out.read_text())
+    assert {x["label"]: x["n"] for x in s["systems"]} == {"keyword": 3, "full_context": 3}
+    assert s["left_out"][0]["missing"] == 3 and s["left_out"][0]["backend"] == "full_context"
+    assert "left out for every system" in md.read_text()
+
+
+def test_judge_refuses_a_partial_file_too(tmp_path, fake_llm, config, capsys):
+    kw, none = tmp_path / "keyword.jsonl", tmp_path / "none.jsonl"
+    assert run_system(config, "keyword", kw) == 0 and run_system(config, "none", none) == 0
+    lines = none.read_text().splitlines(keepends=True)
+    none.write_text("".join(lines[:3]))
+    assert run_cli(judge.main, ["--config", config, "--runs", str(kw), str(none),
+                                "--out", str(tmp_path / "v.jsonl")]) == 2
+    assert "--allow-partial" in capsys.readouterr().err
+
+
+def test_more_than_one_served_model_is_a_warning_naming_the_models(tmp_path, capsys):
+    recs = [run_record("keyword", f"q{i}", f"c{i}", "yes", [], [], served_model="m-v1" if i < 4 else "m-v2")
+            for i in range(6)]
+    runs, verdicts = write_comparison(tmp_path, {"keyword": recs})
+    md = tmp_path / "report.md"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword",
+                                "--markdown", str(md), "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "m-v1 (4 answers)" in out and "m-v2 (2 answers)" in out
+    assert "more than one served model" in md.read_text()
+
+
+def test_run_refuses_to_resume_a_file_of_another_dataset(tmp_path, fake_llm):
+    data = tmp_path / "cases.jsonl"
+    data.write_text(open(TINY, encoding="utf-8").read(), encoding="utf-8")
+    cfg = write_config(tmp_path, dataset=str(data))
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(cfg, "keyword", out) == 0
+    data.write_text(data.read_text().replace('"gold_answer": "Postgres 16"', '"gold_answer": "Postgres 16.2"'))
+    with pytest.raises(InputError, match="dataset_sha256"):
+        run.main(["--config", cfg, "--backend", "keyword", "--out", str(out)])
+
+
+# ---------------------------------------------------------------------------------------------
+# A verdict belongs to exactly what it graded
+# ---------------------------------------------------------------------------------------------
+
+def test_a_corrected_gold_is_graded_again_and_score_refuses_the_stale_verdict(tmp_path, fake_llm, capsys):
+    data = tmp_path / "cases.jsonl"
+    data.write_text(open(TINY, encoding="utf-8").read(), encoding="utf-8")
+    cfg = write_config(tmp_path, dataset=str(data))
+    out, verdicts = tmp_path / "oracle.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_system(cfg, "oracle", out) == 0
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    before = {v["qid"]: v for v in records(verdicts)}
+    # The gold of one question is corrected; the run is redone from its cache.
+    qid = next(q["qid"] for c in load_dataset(str(data)) for q in c["questions"] if q["gold_answer"] == "Postgres 16")
+    data.write_text(data.read_text().replace('"gold_answer": "Postgres 16"', '"gold_answer": "Postgres 15"'))
+    assert run_system(cfg, "oracle", out, "--fresh") == 0
+    capsys.readouterr()
+    assert run_cli(score.main, ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle"]) == 2
+    assert "rerun judge.py" in capsys.readouterr().err
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    after = {v["qid"]: v for v in records(verdicts)}
+    assert len(records(verdicts)) == len(after) == 6  # one line per graded answer
+    assert after[qid]["gold_answer"] == "Postgres 15" and after[qid]["verdict"] != before[qid]["verdict"]
+    assert all(after[q] == before[q] for q in after if q != qid)  # the rest are reused as they were
+    assert run_cli(score.main, ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle"]) == 0
+
+
+@pytest.mark.parametrize("change", [
+    {"answer": "no"}, {"gold_answer": "h"}, {"type": "temporal"}, {"question": "another question"},
+    {"meta": {"outdated_answers": ["yes"]}},
+])
+def test_score_refuses_a_verdict_that_graded_something_else(tmp_path, change, capsys):
+    recs = [run_record("keyword", "q1", "c1", "yes", [], []), run_record("keyword", "q2", "c2", "yes", [], [])]
+    runs, verdicts = write_comparison(tmp_path, {"keyword": recs})
+    write_jsonl(tmp_path / "keyword.jsonl", [{**recs[0], **change}, recs[1]])
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    assert "verdicts.jsonl:1" in capsys.readouterr().err
+
+
+def test_score_refuses_verdicts_of_another_rule_set(tmp_path, capsys):
+    rec = run_record("keyword", "q1", "c1", "yes", [], [])
+    runs = [write_jsonl(tmp_path / "keyword.jsonl", [rec])]
+    stale = verdict_for(rec, "correct", grader={"rules_sha256": "0" * 64, "judge_model": None,
+                                                "judge_prompt_sha256": None})
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [stale])
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    assert "another rule set" in capsys.readouterr().err
+
+
+def test_a_retried_judge_error_replaces_its_line(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, judge_model="fake-judge", max_retries=0, max_error_rate=1.0, workers=1)
+    out, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_system(cfg, "keyword", out) == 0
+    fake_llm.script = [{"status": 500}] * 50
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) in (0, 3)
+    assert any(v["judge_error"] for v in records(verdicts))
+    fake_llm.script = []
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    vs = records(verdicts)
+    assert len(vs) == len({v["qid"] for v in vs}) == 6 and not any(v["judge_error"] for v in vs)
+
+
+def test_a_failed_question_answered_on_rerun_keeps_one_verdict_line(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, max_retries=0, max_error_rate=1.0, workers=1)
+    out, verdicts = tmp_path / "none.jsonl", tmp_path / "verdicts.jsonl"
+    fake_llm.script = [{"status": 500}]
+    assert run_system(cfg, "none", out) == 0  # max_error_rate 1.0: a failure does not fail the run
+    assert [r["error"] for r in records(out)].count("server_error: 500") == 1
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    assert [v["by"] for v in records(verdicts)].count("run_error") == 1
+    assert run_system(cfg, "none", out) == 0
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    vs = records(verdicts)
+    assert len(vs) == 6 and "run_error" not in [v["by"] for v in vs]
+
+
+def test_a_400_from_one_requests_content_does_not_change_the_format_of_later_requests(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, judge_model="fake-judge", workers=1)
+    out, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_system(cfg, "keyword", out) == 0
+    before = len(fake_llm.formats_seen)
+    fake_llm.script = [{"status": 400}]  # the first judge request's content is refused once
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
+    seen = fake_llm.formats_seen[before:]
+    assert seen[:2] == ["json_schema", "json_object"] and set(seen[2:]) == {"json_schema"}
+    formats = [v["response_format"] for v in records(verdicts) if v["by"] == "llm"]
+    assert formats.count("json_object") == 1 and formats.count("json_schema") == len(formats) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Input that is wrong is an error, not a crash
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, value", [
+    ("retry_backoff_s", -1), ("request_timeout_s", 0), ("flush_timeout_s", -5), ("top_k", 0),
+    ("context_token_budget", 0), ("workers", 0), ("max_error_rate", 1.5), ("max_error_rate", -0.1),
+    ("max_retries", -1), ("answer_max_tokens", 0),
+])
+def test_config_values_out_of_range_name_the_key(tmp_path, key, value):
+    with pytest.raises(InputError, match=f"key '{key}'"):
+        load_config(write_config(tmp_path, **{key: value}))
+
+
+def test_a_dataset_with_bytes_that_are_not_utf8_names_the_line(tmp_path, fake_llm, capsys):
+    lines = open(TINY, "rb").read().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(lines[0] + lines[1].replace(b"text", b"t\xe9xt", 1))
+    cfg = write_config(tmp_path, dataset=str(bad))
+    assert run_system(cfg, "keyword", tmp_path / "k.jsonl") == 2
+    assert f"{bad}:2: bytes that are not UTF-8" in capsys.readouterr().err
+    assert fake_llm.requests == 0
+
+
+def test_a_backend_that_fails_in_create_exits_2_with_its_message(tmp_path, fake_llm, config, monkeypatch, capsys):
+    import backends.keyword
+
+    def boom(settings, cfg):
+        raise ConnectionRefusedError("memory service at 127.0.0.1:9 refused the connection")
+    monkeypatch.setattr(backends.keyword, "create", boom)
+    assert run_system(config, "keyword", tmp_path / "k.jsonl") == 2
+    err = capsys.readouterr().err
+    assert "refused the connection" in err and "keyword" in err and "Traceback" not in err
+    assert fake_llm.requests == 0
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_key_stops_the_run_at_once(tmp_path, fake_llm, status, capsys):
+    cfg = write_config(tmp_path, workers=1)
+    fake_llm.script = [{"status": status}] * 10
+    assert run_system(cfg, "keyword", tmp_path / "k.jsonl") == 2
+    assert "authentication failed" in capsys.readouterr().err
+    assert fake_llm.requests == 1
+
+
+def test_ctrl_c_exits_130_at_once_with_slow_calls_in_flight_and_resume_redoes_them(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, workers=3, request_timeout_s=60)
+    out = tmp_path / "keyword.jsonl"
+    fake_llm.delay_all_s = 30.0
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "run.py"), "--config", cfg, "--backend", "keyword",
+                          "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while fake_llm.requests < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake_llm.requests >= 3  # three calls are in flight, each answering after 30 s
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        code = p.wait(timeout=10)
+        assert code == 130 and time.monotonic() - t0 < 3.0
+    finally:
+        p.kill()
+        p.wait()
+    fake_llm.delay_all_s = 0.0
+    assert run_system(cfg, "keyword", out) == 0
+    recs = records(out)
+    assert len(recs) == len({r["qid"] for r in recs}) == 6
+
+
+# ---------------------------------------------------------------------------------------------
+# Smaller contract holes
+# ---------------------------------------------------------------------------------------------
+
+def test_a_finished_run_file_is_in_dataset_order(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, workers=3)
+    fake_llm.script = [{"delay_s": 1.0}]  # the first question answers last
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(cfg, "keyword", out) == 0
+    order = [q["qid"] for c in load_dataset(TINY) for q in c["questions"]]
+    assert [r["qid"] for r in records(out)] == order
+
+
+def test_the_manifest_hashes_backends_serve_and_grading(tmp_path, config):
+    assert manifest.main([config, "--out-dir", str(tmp_path)]) == 0
+    m = json.loads(next(tmp_path.glob("manifest-*.json")).read_text())
+    for f in ("serve.py", "grading.py", "run.py", os.path.join("backends", "keyword.py"),
+              os.path.join("backends", "http.py")):
+        assert f in m["code_sha256"]
+
+
+def test_an_empty_answer_is_an_error_and_not_cached(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, workers=1, max_error_rate=1.0)
+    out = tmp_path / "none.jsonl"
+    fake_llm.script = [{"content": ""}]
+    assert run_system(cfg, "none", out) == 0
+    bad = [r for r in records(out) if r["error"]]
+    assert len(bad) == 1 and bad[0]["error"] == "empty_answer" and bad[0]["answer"] == ""
+    requests_before = fake_llm.requests
+    assert run_system(cfg, "none", out) == 0
+    assert fake_llm.requests == requests_before + 1  # asked again, not served from the cache
+    assert not any(r["error"] for r in records(out))
+
+
+def test_a_truncated_answer_is_recorded_as_such(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, workers=1)
+    out = tmp_path / "none.jsonl"
+    fake_llm.script = [{"finish_reason": "length"}]
+    assert run_system(cfg, "none", out) == 0
+    reasons = [r["finish_reason"] for r in records(out)]
+    assert reasons.count("length") == 1 and reasons.count("stop") == 5
+
+
+def test_the_bootstrap_resamples_clusters_not_cases(tmp_path):
+    # Two cases cut from one conversation form one cluster: one cluster gives no interval.
+    recs = {name: [run_record(name, f"q{i}", f"c{i}", "yes" if name == "A" and i == 0 else "no", [], [],
+                              cluster="conversation-1") for i in range(2)] for name in ("A", "B")}
+    runs, verdicts = write_comparison(tmp_path, recs)
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "B", "--json", str(out),
+                                "--resamples", "50"]) == 0
+    d = json.loads(out.read_text())["differences"][0]
+    assert d["cases"] == 2 and d["clusters"] == 1 and d["ci_low"] is None
