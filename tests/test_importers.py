@@ -1,6 +1,7 @@
 """Tests of the dataset importers in data/: the real LoCoMo and LongMemEval files from
-../shared/datasets (skipped when absent), hand-written fixtures for the seed-001 two-file layout
-and the Mneme corpus, and the streaming JSON-array reader on tiny buffers.
+../shared/datasets (skipped when absent, unless MEMBENCH_REQUIRE_DATASETS=1, which `make test`
+sets so that CI cannot skip them silently), hand-written fixtures for the seed-001 two-file
+layout and the Mneme corpus, and the streaming JSON-array reader on tiny buffers.
 
 Run: python -m pytest tests/test_importers.py -q
 """
@@ -30,10 +31,18 @@ LME_ORACLE = os.path.join(SHARED, "longmemeval", "longmemeval_oracle_2q.json")
 LME_S = os.path.join(SHARED, "longmemeval", "longmemeval_s_e47becba.json")
 FIXTURES = os.path.join(ROOT, "tests", "data", "importers")
 
-needs_locomo = pytest.mark.skipif(not os.path.exists(LOCOMO),
-                                  reason=f"shared LoCoMo file not found at {LOCOMO} (never copied into the repo)")
-needs_lme = pytest.mark.skipif(not (os.path.exists(LME_ORACLE) and os.path.exists(LME_S)),
-                               reason=f"shared LongMemEval files not found under {SHARED}/longmemeval")
+REQUIRE_DATASETS = "MEMBENCH_REQUIRE_DATASETS"
+
+
+def shared(path: str) -> str:
+    """path if the shared datasets folder holds it; otherwise skip the test, or fail it when
+    MEMBENCH_REQUIRE_DATASETS=1 (as test_embedded.py does with MEMBENCH_REQUIRE_EMBEDDED)."""
+    if os.path.exists(path):
+        return path
+    message = f"shared dataset file not found at {path} (never copied into the repo)"
+    if os.environ.get(REQUIRE_DATASETS) == "1":
+        pytest.fail(f"{message}; {REQUIRE_DATASETS}=1 requires it")
+    pytest.skip(message)
 
 
 def load_script(name: str) -> ModuleType:
@@ -57,6 +66,18 @@ def run(module: ModuleType, argv: list[str], capsys: pytest.CaptureFixture) -> t
     return code, capsys.readouterr().err
 
 
+def test_missing_shared_file_skips_unless_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = str(tmp_path / "locomo10.json")
+    monkeypatch.delenv(REQUIRE_DATASETS, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not found"):
+        shared(missing)
+    monkeypatch.setenv(REQUIRE_DATASETS, "1")
+    with pytest.raises(pytest.fail.Exception, match=f"{REQUIRE_DATASETS}=1 requires it"):
+        shared(missing)
+    (tmp_path / "locomo10.json").write_text("[]")
+    assert shared(missing) == missing
+
+
 # ---------------------------------------------------------------------------------------------
 # Streaming JSON-array reader
 # ---------------------------------------------------------------------------------------------
@@ -74,8 +95,7 @@ def test_stream_parser_matches_json_loads_on_small_buffers(bufsize: int) -> None
 
 @pytest.mark.parametrize("bufsize", [1, 4, 1 << 20])
 def test_stream_parser_on_real_records(bufsize: int) -> None:
-    if not os.path.exists(LME_ORACLE):
-        pytest.skip(f"shared LongMemEval file not found at {LME_ORACLE}")
+    shared(LME_ORACLE)
     with open(LME_ORACLE, encoding="utf-8") as fh:
         expected = json.load(fh)
     with open(LME_ORACLE, encoding="utf-8") as fh:
@@ -108,8 +128,7 @@ def test_stream_parser_empty_array() -> None:
 @pytest.fixture(scope="module")
 def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], str, str]:
     """Import locomo10.json once: (cases via load_dataset, stderr, output path)."""
-    if not os.path.exists(LOCOMO):
-        pytest.skip(f"shared LoCoMo file not found at {LOCOMO}")
+    shared(LOCOMO)
     out = str(tmp_path_factory.mktemp("locomo") / "locomo.jsonl")
     err = io.StringIO()
     old, sys.stderr = sys.stderr, err
@@ -120,7 +139,6 @@ def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], st
     return load_dataset(out), err.getvalue(), out
 
 
-@needs_locomo
 def test_locomo_pinned_counts(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     counts = dataset_counts(cases)
@@ -130,7 +148,6 @@ def test_locomo_pinned_counts(locomo_run: tuple) -> None:
     assert "10 cases, 272 sessions, 5882 turns, 1986 questions" in err
 
 
-@needs_locomo
 def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None:
     cases, _, _ = locomo_run
     mapping = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
@@ -156,7 +173,6 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
                 assert q["gold_answer"] == str(qa[i]["answer"])  # integers become strings
 
 
-@needs_locomo
 def test_locomo_bad_evidence_reported_and_dropped(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     bad = {"'D8:6; D9:17'", "'D10:19'", "'D'", "'D:11:26'", "'D4:36'", "'D9:1 D4:4 D4:6'",
@@ -171,7 +187,6 @@ def test_locomo_bad_evidence_reported_and_dropped(locomo_run: tuple) -> None:
     assert sum(len(v) for v in dropped.values()) == 9
 
 
-@needs_locomo
 def test_locomo_sessions_turns_and_empty_sessions(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     conv26 = next(c for c in cases if c["case_id"] == "conv-26")
@@ -204,7 +219,6 @@ def strings_in(obj: object) -> Iterator[str]:
             yield from strings_in(v)
 
 
-@needs_locomo
 def test_locomo_derived_fields_never_reach_the_cases(locomo_run: tuple) -> None:
     cases, _, out = locomo_run
     with open(out, encoding="utf-8") as fh:
@@ -227,10 +241,9 @@ def test_locomo_derived_fields_never_reach_the_cases(locomo_run: tuple) -> None:
     assert not [s for s in summaries if json.dumps(s, ensure_ascii=False)[1:-1] in text]
 
 
-@needs_locomo
 def test_locomo_without_captions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = str(tmp_path / "nocap.jsonl")
-    code, err = run(locomo_mod, [LOCOMO, "--out", out, "--no-image-captions"], capsys)
+    code, err = run(locomo_mod, [shared(LOCOMO), "--out", out, "--no-image-captions"], capsys)
     assert code == 0
     cases = load_dataset(out)
     assert all(c["meta"]["image_captions"] is False for c in cases)
@@ -238,11 +251,10 @@ def test_locomo_without_captions(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert "shared" not in image["text"] and "blip_caption" in image["meta"]
 
 
-@needs_locomo
 def test_existing_output_is_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "exists.jsonl"
     out.write_text("keep me\n")
-    code, err = run(locomo_mod, [LOCOMO, "--out", str(out)], capsys)
+    code, err = run(locomo_mod, [shared(LOCOMO), "--out", str(out)], capsys)
     assert code == EXIT_BAD_INPUT and "--force" in err
     assert out.read_text() == "keep me\n"
 
@@ -259,9 +271,8 @@ def lme_import(tmp_path: Path, capsys: pytest.CaptureFixture, path: str, *extra:
     return load_dataset(out), err
 
 
-@needs_lme
 def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    cases, err = lme_import(tmp_path, capsys, LME_ORACLE)
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
     by_id = {c["case_id"]: c for c in cases}
     assert set(by_id) == {"6a1eabeb", "gpt4_70e84552_abs"}
     ku = by_id["6a1eabeb"]["questions"][0]
@@ -286,9 +297,8 @@ def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys
             assert [t["turn_id"] for t in s["turns"]] == [f"{s['session_id']}_{j}" for j in range(1, len(s["turns"]) + 1)]
 
 
-@needs_lme
 def test_lme_s_sorted_sessions_and_small_buffer_identical(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    cases, _ = lme_import(tmp_path, capsys, LME_S)
+    cases, _ = lme_import(tmp_path, capsys, shared(LME_S))
     small, _ = lme_import(tmp_path, capsys, LME_S, "--bufsize", "3")
     assert small == cases
     (case,) = cases
