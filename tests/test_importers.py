@@ -142,10 +142,14 @@ def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], st
 def test_locomo_pinned_counts(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     counts = dataset_counts(cases)
-    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1986)
-    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 96,
+    # 1,986 questions in the file, less the 4 answerable ones that name no evidence at all.
+    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1982)
+    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 92,
                                            "single_hop": 841, "adversarial": 446}
-    assert "10 cases, 272 sessions, 5882 turns, 1986 questions" in err
+    assert "10 cases, 272 sessions, 5882 turns, 1982 questions" in err
+    assert ("noted items: empty_session_skipped 16, question_dropped_no_evidence 4, evidence_repaired 6, "
+            "adversarial_answer_kept_in_meta 2, evidence_missing_turn 2, evidence_malformed 1, "
+            "evidence_duplicate 1") in err
 
 
 def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None:
@@ -158,8 +162,9 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
         assert re.fullmatch(r"[0-9a-f]{64}", case["meta"]["source_sha256"])
         assert case["meta"]["image_captions"] is True
         qa = raw[case["case_id"]]["qa"]
-        assert len(case["questions"]) == len(qa)
-        for i, q in enumerate(case["questions"]):
+        assert len(case["questions"]) + len(case["meta"]["dropped_questions"]) == len(qa)
+        for q in case["questions"]:
+            i = int(q["qid"].rsplit("-q", 1)[1])
             assert q["qid"] == f"{case['case_id']}-q{i}"
             assert q["question"] == qa[i]["question"]
             assert q["meta"]["source"] == "locomo" and q["meta"]["category"] == qa[i]["category"]
@@ -171,20 +176,74 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
                 assert q["gold_answer"] != q["meta"]["adversarial_answer"]
             else:
                 assert q["gold_answer"] == str(qa[i]["answer"])  # integers become strings
+                assert q["evidence"]
 
 
-def test_locomo_bad_evidence_reported_and_dropped(locomo_run: tuple) -> None:
+# Every evidence string of locomo10.json that is not a dia_id of its conversation (the scan in
+# the first test below finds them), and what the importer makes of it.
+LOCOMO_REPAIRS = {
+    ("conv-26-q37", "D8:6; D9:17"): ["D8:6", "D9:17"],
+    ("conv-43-q18", "D:11:26"): ["D11:26"],
+    ("conv-49-q31", "D9:1 D4:4 D4:6"): ["D9:1", "D4:4", "D4:6"],
+    ("conv-49-q38", "D22:1 D22:2 D9:10 D9:11"): ["D22:1", "D22:2", "D9:10", "D9:11"],
+    ("conv-49-q46", "D21:18 D21:22 D11:15 D11:19"): ["D21:18", "D21:22", "D11:15", "D11:19"],
+    ("conv-50-q69", "D30:05"): ["D30:5"],
+}
+# Session 10 of conv-42 ends at D10:16 and session 4 of conv-47 at D4:25; "D" names nothing.
+LOCOMO_DROPPED_EVIDENCE = {("conv-42-q58", "D10:19"), ("conv-42-q88", "D"), ("conv-47-q38", "D4:36")}
+# Category 3 questions whose raw evidence list is empty.
+LOCOMO_DROPPED_QUESTIONS = {"conv-26-q30", "conv-26-q46", "conv-50-q39", "conv-50-q42"}
+
+
+def test_locomo_every_bad_evidence_string_is_pinned() -> None:
+    with open(shared(LOCOMO), encoding="utf-8") as fh:
+        raw = json.load(fh)
+    bad, empty = set(), set()
+    for conv in raw:
+        dia_ids = {t["dia_id"] for v in conv["conversation"].values() if isinstance(v, list) for t in v}
+        for i, qa in enumerate(conv["qa"]):
+            qid = f"{conv['sample_id']}-q{i}"
+            bad.update((qid, ev) for ev in qa["evidence"] if ev not in dia_ids)
+            if not qa["evidence"] and qa["category"] != 5:
+                empty.add(qid)
+    assert bad == set(LOCOMO_REPAIRS) | LOCOMO_DROPPED_EVIDENCE
+    assert empty == LOCOMO_DROPPED_QUESTIONS
+
+
+def test_locomo_malformed_evidence_naming_real_turns_is_repaired(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
-    bad = {"'D8:6; D9:17'", "'D10:19'", "'D'", "'D:11:26'", "'D4:36'", "'D9:1 D4:4 D4:6'",
-           "'D22:1 D22:2 D9:10 D9:11'", "'D21:18 D21:22 D11:15 D11:19'", "'D30:05'"}
+    questions = {q["qid"]: q for c in cases for q in c["questions"]}
+    for (qid, raw), ids in LOCOMO_REPAIRS.items():
+        q = questions[qid]
+        assert q["meta"]["repaired_evidence"] == [{"raw": raw, "ids": ids}]
+        assert [e for e in q["evidence"] if e in ids] == ids
+        assert f"evidence_repaired: {LOCOMO}:" in err and f"{qid}: {raw!r} read as {ids}" in err
+    assert sum("repaired_evidence" in q["meta"] for q in questions.values()) == len(LOCOMO_REPAIRS)
+    # Its only evidence string was "D30:05": without the repair the question had no evidence.
+    assert questions["conv-50-q69"]["evidence"] == ["D30:5"]
+    assert questions["conv-26-q37"]["evidence"] == ["D8:6", "D9:17"]
+
+
+def test_locomo_evidence_naming_no_turn_is_dropped_and_reported(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    questions = {q["qid"]: q for c in cases for q in c["questions"]}
+    dropped = {(q["qid"], ev) for q in questions.values() for ev in q["meta"].get("dropped_evidence", [])}
+    assert dropped == LOCOMO_DROPPED_EVIDENCE
     lines = [ln for ln in err.splitlines() if ln.startswith(("evidence_malformed:", "evidence_missing_turn:"))]
-    assert len(lines) == 9
-    assert {re.search(r"(\'[^']*\') (is not|names no)", ln).group(1) for ln in lines} == bad
-    assert "evidence_duplicate:" in err and "conv-50-q5" in err
-    dropped = {q["qid"]: q["meta"]["dropped_evidence"] for c in cases for q in c["questions"]
-               if "dropped_evidence" in q["meta"]}
-    assert dropped["conv-26-q37"] == ["D8:6; D9:17"]
-    assert sum(len(v) for v in dropped.values()) == 9
+    assert {re.search(r"(conv-\d+-q\d+): '([^']*)' (is not|names no)", ln).group(1, 2) for ln in lines} == dropped
+    assert len(lines) == 3
+    assert all(questions[qid]["evidence"] for qid, _ in dropped)  # each still has other evidence
+    assert "evidence_duplicate:" in err and "conv-50-q5: 'D4:5' repeated" in err
+    assert questions["conv-50-q5"]["evidence"].count("D4:5") == 1
+
+
+def test_locomo_answerable_questions_without_evidence_are_dropped_with_a_count(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    qids = {q["qid"] for c in cases for q in c["questions"]}
+    assert not qids & LOCOMO_DROPPED_QUESTIONS
+    assert {qid for c in cases for qid in c["meta"]["dropped_questions"]} == LOCOMO_DROPPED_QUESTIONS
+    lines = [ln for ln in err.splitlines() if ln.startswith("question_dropped_no_evidence:")]
+    assert len(lines) == 4 and all("category 3 question" in ln for ln in lines)
 
 
 def test_locomo_sessions_turns_and_empty_sessions(locomo_run: tuple) -> None:
