@@ -330,7 +330,7 @@ def lme_import(tmp_path: Path, capsys: pytest.CaptureFixture, path: str, *extra:
     return load_dataset(out), err
 
 
-def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_lme_oracle_turn_ids_and_abstention(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
     by_id = {c["case_id"]: c for c in cases}
     assert set(by_id) == {"6a1eabeb", "gpt4_70e84552_abs"}
@@ -339,21 +339,57 @@ def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys
     assert ku["evidence"] == ["answer_a25d4a91_1_5", "answer_a25d4a91_2_1"]  # has_answer turns, 1-based
     assert ku["meta"] == {"source": "longmemeval", "source_type": "knowledge-update", "abstention": False,
                           "answer_session_ids": ["answer_a25d4a91_1", "answer_a25d4a91_2"]}
-    abs_case = by_id["gpt4_70e84552_abs"]
-    q = abs_case["questions"][0]
+    q = by_id["gpt4_70e84552_abs"]["questions"][0]
     assert q["type"] == "abstention" and q["evidence"] == []
     assert q["meta"]["source"] == "longmemeval" and q["meta"]["abstention"] is True
     assert q["meta"]["source_type"] == "temporal-reasoning"
-    # The second evidence session flags no turn, so its whole session is the would-be evidence.
-    assert q["meta"]["evidence_fallback_sessions"] == ["answer_b3070ec4_abs_2"]
-    assert q["meta"]["would_be_evidence"][0] == "answer_b3070ec4_abs_1_1"
-    assert len(q["meta"]["would_be_evidence"]) == 13
-    late = [s["session_id"] for s in abs_case["sessions"] if s["meta"].get("after_question")]
-    assert late == ["answer_b3070ec4_abs_2"] and "session_after_question:" in err
     for case in cases:
         assert case["meta"]["variant"] == "oracle" and len(case["meta"]["source_sha256"]) == 64
         for s in case["sessions"]:
             assert [t["turn_id"] for t in s["turns"]] == [f"{s['session_id']}_{j}" for j in range(1, len(s["turns"]) + 1)]
+
+
+def test_lme_session_after_the_question_is_kept_and_asked_at_moves_to_it(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    # gpt4_70e84552_abs is asked at 08:08 on 2023-05-30; its second answer session is dated
+    # 08:29 the same day: a random clock time of LongMemEval's compile step.
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
+    case = next(c for c in cases if c["case_id"] == "gpt4_70e84552_abs")
+    assert [(s["session_id"], s["timestamp"], s["meta"].get("after_question", False)) for s in case["sessions"]] == [
+        ("answer_b3070ec4_abs_1", "2023-05-30T04:10:00", False), ("answer_b3070ec4_abs_2", "2023-05-30T08:29:00", True)]
+    q = case["questions"][0]
+    assert q["asked_at"] == "2023-05-30T08:29:00" and q["meta"]["question_date"] == "2023-05-30T08:08:00"
+    assert ("asked_at_moved: " in err and "question gpt4_70e84552_abs: 1 session(s) dated after question_date "
+            "2023-05-30T08:08:00 (answer_b3070ec4_abs_2); kept, and asked_at moved to the last one, "
+            "2023-05-30T08:29:00" in err)
+    assert "noted items: asked_at_moved 1, answer_session_unflagged 1" in err
+    other = next(c for c in cases if c["case_id"] == "6a1eabeb")
+    assert "question_date" not in other["questions"][0]["meta"]  # asked after its sessions: untouched
+
+
+def test_lme_answer_session_flagging_no_turn_adds_no_evidence(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
+    q = next(c for c in cases if c["case_id"] == "gpt4_70e84552_abs")["questions"][0]
+    # Session 2 flags no turn (its fact was removed to make the question unanswerable): only
+    # the flagged turn of session 1 is what the evidence would have been.
+    assert q["meta"]["would_be_evidence"] == ["answer_b3070ec4_abs_1_1"]
+    assert q["meta"]["unflagged_answer_sessions"] == ["answer_b3070ec4_abs_2"]
+    assert "answer_session_unflagged: " in err and "answer_b3070ec4_abs_2 flag no turn" in err
+
+
+def test_lme_answerable_question_without_flagged_turn_is_dropped_with_a_count(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    records = [lme_record("q_none", "multi-session", [("answer_1", "2023/05/10 (Wed) 09:00", turns(2))], ["answer_1"]),
+               lme_record("q_ok", "single-session-user", [("answer_2", "2023/05/10 (Wed) 09:00", turns(2, (0,)))],
+                          ["answer_2"]),
+               lme_record("q_abs", "single-session-user", [("answer_3", "2023/05/10 (Wed) 09:00", turns(2))],
+                          ["answer_3"])]
+    path = write_lme(str(tmp_path / "longmemeval_oracle.json"), records)
+    cases, err = lme_import(tmp_path, capsys, path)
+    assert [c["case_id"] for c in cases] == ["q_ok", "q_abs"]
+    assert re.search(r"question_dropped_no_evidence: \S+longmemeval_oracle\.json:\d+: question q_none: multi_hop "
+                     r"question with no turn flagged has_answer; dropped", err)
+    assert "question_dropped_no_evidence 1" in err and "2 cases" in err
 
 
 def test_lme_s_sorted_sessions_and_small_buffer_identical(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -392,7 +428,8 @@ def turns(n: int, flagged: tuple = ()) -> list[dict]:
             for j in range(n)]
 
 
-def test_lme_unsorted_duplicates_fallback_and_integer_answer(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_lme_unsorted_duplicates_late_session_and_integer_answer(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
     rec = lme_record("q1", "multi-session", [
         ("sess_b", "2023/05/20 (Sat) 10:00", turns(2, flagged=(1,))),
         ("sess_a", "2023/05/10 (Wed) 09:00", turns(3)),
@@ -408,9 +445,12 @@ def test_lme_unsorted_duplicates_fallback_and_integer_answer(tmp_path: Path, cap
     assert "duplicate_session_renamed:" in err and "sessions_reordered:" in err
     q = case["questions"][0]
     assert q["type"] == "multi_hop" and q["gold_answer"] == "3"
-    # sess_a flags nothing: whole session; sess_b flags turn 2; its renamed twin flags nothing.
-    assert q["evidence"] == ["sess_a_1", "sess_a_2", "sess_a_3", "sess_b_2", "sess_b~2_1", "sess_b~2_2"]
-    assert q["meta"]["evidence_fallback_sessions"] == ["sess_a", "sess_b~2"]
+    # Only flagged turns are evidence; sess_a and sess_b's renamed twin flag nothing.
+    assert q["evidence"] == ["sess_b_2"]
+    assert q["meta"]["unflagged_answer_sessions"] == ["sess_a", "sess_b~2"]
+    # A session a day after the question moves asked_at just the same, under its own kind.
+    assert q["asked_at"] == "2023-06-02T10:00:00" and q["meta"]["question_date"] == "2023-06-01T12:00:00"
+    assert "asked_at_moved_to_later_day: " in err
 
 
 def test_lme_per_type_sample_is_stratified_and_seeded(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -434,7 +474,7 @@ def test_lme_per_type_sample_is_stratified_and_seeded(tmp_path: Path, capsys: py
 
 
 def test_lme_bad_input_exits_2_with_path_and_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    ok = lme_record("q1", "single-session-user", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
+    ok = lme_record("q1", "single-session-user", [("s1", "2023/05/01 (Mon) 10:00", turns(2, (0,)))], ["s1"])
     bad = lme_record("q2", "single-session-gossip", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
     path = write_lme(str(tmp_path / "longmemeval_oracle.json"), [ok, bad])
     out = str(tmp_path / "out.jsonl")
