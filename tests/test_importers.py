@@ -547,19 +547,67 @@ def test_mneme_fixture_one_case_per_test_point(tmp_path: Path, capsys: pytest.Ca
     code, err = run(mneme_mod, [MNEME, "--out", out, "--default-type", "preference"], capsys)
     assert code == 0, err
     cases = {c["case_id"]: c for c in load_dataset(out)}
-    assert set(cases) == {"001_typescript_preference@t8", "002_two_points@t0", "002_two_points@t4"}
+    assert set(cases) == {"001_typescript_preference@t8", "002_two_points@t4"}
     ts = cases["001_typescript_preference@t8"]
     turns_ = ts["sessions"][0]["turns"]
     assert len(turns_) == 8 and all("Can you scaffold" not in t["text"] for t in turns_)  # carrying turn excluded
     q = ts["questions"][0]
     assert q["type"] == "preference" and q["gold_answer"] == "user prefers TypeScript"
-    assert q["meta"]["expected_keywords"] == ["TypeScript"]
-    assert q["meta"]["keyword_turns"] == ["001_typescript_preference-t4"]
+    assert q["meta"]["keywords"] == ["TypeScript"] and "expected_keywords" not in q["meta"]
+    assert q["evidence"] == ["001_typescript_preference-t4"]  # the only earlier turn naming TypeScript
     assert parse_time(turns_[-1]["meta"]["ts"]) < parse_time(q["asked_at"])
     assert ts["meta"]["synthetic_timestamps"] is True and len(ts["meta"]["source_sha256"]) == 64
-    assert cases["002_two_points@t0"]["sessions"][0]["turns"] == []
-    assert cases["002_two_points@t0"]["questions"][0]["type"] == "single_hop"  # its own "single-hop"
-    assert "test_point_without_history:" in err
+    assert cases["002_two_points@t4"]["questions"][0]["evidence"] == ["002_two_points-t2", "002_two_points-t3"]
+    assert all(c["cluster"] == c["meta"]["conversation_id"] for c in cases.values())
+
+
+def write_mneme(folder: Path, conv_id: str, turns_: list[tuple[str, dict | None]]) -> str:
+    """Write one Mneme corpus file of (content, test_at or None) turns, alternating roles."""
+    path = folder / f"{conv_id}.json"
+    rows = [{"role": "user" if j % 2 == 0 else "assistant", "content": text, **({"test_at": test} if test else {})}
+            for j, (text, test) in enumerate(turns_)]
+    path.write_text(json.dumps({"schema_version": "1", "id": conv_id, "turns": rows}), encoding="utf-8")
+    return str(path)
+
+
+def mneme_point(question: str, keywords: list[str], **extra: str) -> dict:
+    """A Mneme test_at block."""
+    return {"question": question, "expected_fact": f"fact for {question}", "expected_keywords": keywords, **extra}
+
+
+def test_mneme_cases_of_one_conversation_share_its_cluster(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write_mneme(tmp_path, "pets", [("My dog is Biscuit.", None), ("Noted.", None),
+                                   ("What is her name?", mneme_point("dog's name?", ["Biscuit"], type="single-hop")),
+                                   ("Biscuit.", None), ("She is a beagle.", None), ("Nice.", None),
+                                   ("Which breed?", mneme_point("breed?", ["beagle"]))])
+    write_mneme(tmp_path, "work", [("I write Rust.", None), ("OK.", None),
+                                   ("Pick a language.", mneme_point("language?", ["Rust"]))])
+    out = str(tmp_path / "m.jsonl")
+    code, err = run(mneme_mod, [str(tmp_path), "--out", out, "--default-type", "preference"], capsys)
+    assert code == 0, err
+    cases = load_dataset(out)
+    assert [(c["case_id"], c["cluster"]) for c in cases] == [("pets@t2", "pets"), ("pets@t6", "pets"),
+                                                             ("work@t2", "work")]
+    assert cases[0]["questions"][0]["type"] == "single_hop"  # its own "single-hop"
+    assert cases[1]["questions"][0]["evidence"] == ["pets-t4"]
+
+
+def test_mneme_test_points_without_evidence_are_dropped_with_a_count(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    write_mneme(tmp_path, "c", [("What's my cat called?", mneme_point("cat?", ["Tom"])),
+                                ("You have not said.", None), ("She is a beagle called Biscuit.", None),
+                                ("Noted.", None), ("And the cat?", mneme_point("cat?", ["Tom"])),
+                                ("Still not said.", None), ("Breed and name?", mneme_point("dog?", ["beagle", "Rex"]))])
+    out = str(tmp_path / "m.jsonl")
+    code, err = run(mneme_mod, [str(tmp_path), "--out", out, "--default-type", "single_hop"], capsys)
+    assert code == 0, err
+    (case,) = load_dataset(out)
+    assert case["case_id"] == "c@t6" and case["questions"][0]["evidence"] == ["c-t2"]
+    assert "c.json: turns[0].test_at: it is on the first turn" in err
+    assert "c.json: turns[4].test_at: no earlier turn holds any of ['Tom']" in err
+    # "Rex" is never said: Mneme's any-keyword hit still scores t2, and the summary says so.
+    assert "keywords_not_together: " in err and "turns[6].test_at: no earlier turn holds all of ['beagle', 'Rex']" in err
+    assert "noted items: test_point_dropped_no_evidence 2, keywords_not_together 1" in err
 
 
 def test_mneme_without_type_fails_naming_file_and_turn(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
