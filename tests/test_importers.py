@@ -494,9 +494,25 @@ DIALOGS = os.path.join(FIXTURES, "dialogs", "dialogs.jsonl")
 QUESTIONS = os.path.join(FIXTURES, "dialogs", "questions.jsonl")
 
 
+# Seed 001's questions.jsonl has no evidence field; the tests add the optional one.
+DIALOGS_EVIDENCE = {"c01-q1": [[2, 1]], "c01-q2": [[2, 1]], "c01-q3": [[10, 1]], "c02-q1": [[1, 1]],
+                    "c02-q3": [[1, 1]]}
+
+
+def with_evidence(src: str, folder: Path, evidence: dict[str, list]) -> str:
+    """A copy of a questions.jsonl fixture, each listed qid given its "evidence" pairs."""
+    path = folder / os.path.basename(src)
+    with open(src, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    path.write_text("".join(json.dumps({**r, **({"evidence": evidence[r["qid"]]} if r["qid"] in evidence else {})},
+                                       ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
 def test_dialogs_fixture_imports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = str(tmp_path / "d.jsonl")
-    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", QUESTIONS, "--out", out], capsys)
+    questions = with_evidence(QUESTIONS, tmp_path, DIALOGS_EVIDENCE)
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", questions, "--out", out], capsys)
     assert code == 0, err
     cases = load_dataset(out)
     assert [c["case_id"] for c in cases] == ["c01", "c02"]
@@ -512,11 +528,38 @@ def test_dialogs_fixture_imports(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert q["c01-q1"]["asked_at"] == "2026-04-02T18:15:00Z"  # last message of c01
     assert q["c02-q1"]["asked_at"] == "2026-02-03T12:00:00Z"  # its own
     assert q["c02-q3"]["gold_answer"] == "5" and q["c01-q2"]["meta"]["source_type"] == "temporal-reasoning"
+    assert q["c01-q3"]["evidence"] == ["c01-s10t1"] and q["c02-q2"]["evidence"] == []
     assert all(c["meta"]["variant"] == "seed001" and len(c["meta"]["source_sha256"]) == 64 for c in cases)
 
 
+def test_dialogs_questions_without_evidence_are_dropped_with_a_count(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "d.jsonl")
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", QUESTIONS, "--out", out], capsys)
+    assert code == 0, err
+    (case,) = load_dataset(out)  # c01 has no question left; c02 keeps its abstention question
+    assert case["case_id"] == "c02" and [q["qid"] for q in case["questions"]] == ["c02-q2"]
+    assert "questions.jsonl:6: c02-q3: multi_hop question names no evidence; dropped" in err
+    assert "question_dropped_no_evidence 5" in err and "conversation_dropped 2" in err
+
+
+@pytest.mark.parametrize("qid, evidence, message", [
+    ("c01-q1", [[2]], r":1: field 'evidence'\[0\] is \[2\]; expected \[session, turn\] integers"),
+    ("c01-q1", [[2, 1], [2, 9]], r":1: field 'evidence'\[1\] \[2, 9\] names no message of conv c01"),
+    ("c01-q1", "c01-s2t1", r":1: field 'evidence' must be a list"),
+    ("c02-q2", [[1, 1]], r":5: field 'evidence' must be empty for an abstention question"),
+])
+def test_dialogs_bad_evidence_exits_2_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       qid: str, evidence: object, message: str) -> None:
+    questions = with_evidence(QUESTIONS, tmp_path, {qid: evidence})
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", questions, "--out", str(tmp_path / "o")],
+                    capsys)
+    assert code == EXIT_BAD_INPUT and re.search(r"questions\.jsonl" + message, err)
+
+
 def test_dialogs_unknown_type_fails_unless_default(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    bad_q = os.path.join(FIXTURES, "dialogs", "questions_unknown_type.jsonl")
+    bad_q = with_evidence(os.path.join(FIXTURES, "dialogs", "questions_unknown_type.jsonl"), tmp_path,
+                          {"c01-q1": [[2, 1]], "c01-q2": [[1, 1]]})
     out = str(tmp_path / "d.jsonl")
     code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", bad_q, "--out", out], capsys)
     assert code == EXIT_BAD_INPUT
