@@ -134,8 +134,7 @@ def convert_sessions(conv: dict, where: str, sample_id: str, captions: bool,
 
 
 def repair_evidence(raw: str, turn_ids: set) -> list[str] | None:
-    """The dia_ids a malformed evidence string names, when every one of them is a real turn;
-    None when the string does not parse or names a turn that does not exist."""
+    """The dia_ids a malformed evidence string names if every one is a real turn, else None."""
     ids = []
     for piece in EVIDENCE_SEPARATORS.split(raw.strip()):
         m = LOOSE_DIA_ID.fullmatch(piece)
