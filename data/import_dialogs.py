@@ -2,7 +2,8 @@
 questions.jsonl) into memory-bench cases: one case per conv_id.
 
   dialogs.jsonl:   {"conv_id", "session", "turn", "role", "text", "ts"}   (session, turn: integers)
-  questions.jsonl: {"conv_id", "qid", "question", "answer", "type"}       (optional: "asked_at")
+  questions.jsonl: {"conv_id", "qid", "question", "answer", "type"}
+                   optional: "asked_at", "evidence": [[session, turn], ...] (the answer's messages)
 
 What it does (see data/IMPORTING.md for the reasons):
   - sessions ordered by session number, turns by turn number; a session's timestamp is its
@@ -11,8 +12,10 @@ What it does (see data/IMPORTING.md for the reasons):
   - type strings mapped onto the contract's types (single-hop, multi_hop, temporal-reasoning,
     ...); an unknown one is an error naming path:line unless --default-type is given;
   - asked_at = the question's own asked_at if present, else the conversation's last message;
-  - evidence = [] (the layout names none, so retrieval recall is not measurable here);
-  - a conversation with no question is dropped and reported.
+  - evidence = the messages a question's optional "evidence" names; seed 001's layout has no
+    such field, so an answerable question without it is dropped and reported (the contract
+    needs evidence for the oracle control and recall);
+  - a conversation with no question (left) is dropped and reported.
 
 Usage:
   python data/import_dialogs.py --dialogs data/dialogs.jsonl --questions data/questions.jsonl --out data/cases.jsonl
@@ -29,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import CaseWriter, Report, answer_text, base_parser, map_type, require  # noqa: E402
-from interface import QUESTION_TYPES, InputError, parse_time, read_jsonl, run_cli, sha256_file  # noqa: E402
+from interface import (QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, parse_time, read_jsonl,  # noqa: E402
+                       run_cli, sha256_file)
 
 
 def read_dialogs(path: str) -> dict[str, dict[int, dict[int, tuple[str, dict]]]]:
@@ -70,6 +74,22 @@ def build_sessions(conv_id: str, sessions: dict[int, dict[int, tuple[str, dict]]
                                "text": turns[t][1]["text"], "meta": {"ts": turns[t][1]["ts"]}}
                               for t in sorted(turns)]})
     return out
+
+
+def read_evidence(q: dict, conv_id: str, sessions: dict[int, dict[int, tuple[str, dict]]], where: str) -> list[str]:
+    """The turn ids a question's optional "evidence" names, as [session, turn] pairs."""
+    if "evidence" not in q:
+        return []
+    ids = []
+    for i, pair in enumerate(require(q, "evidence", list, where)):
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
+            raise InputError(f"{where}: field 'evidence'[{i}] is {pair!r}; expected [session, turn] integers")
+        session, turn = pair
+        if turn not in sessions.get(session, {}):
+            raise InputError(f"{where}: field 'evidence'[{i}] {pair} names no message of conv {conv_id}")
+        ids.append(f"{conv_id}-s{session}t{turn}")
+    return ids
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,15 +135,23 @@ def main(argv: list[str] | None = None) -> int:
         gold = answer_text(require(q, "answer", (str, int), where), where)
         if not text.strip() or not gold.strip():
             raise InputError(f"{where}: fields 'question' and 'answer' must not be empty")
+        evidence = read_evidence(q, conv_id, convs[conv_id], where)
+        if evidence and qtype in UNANSWERABLE_TYPES:
+            raise InputError(f"{where}: field 'evidence' must be empty for an {qtype} question "
+                             f"(the asked fact is never stated)")
+        if not evidence and qtype not in UNANSWERABLE_TYPES:
+            report.note("question_dropped_no_evidence", f"{where}: {qid}: {qtype} question names no "
+                        f"evidence; dropped")
+            continue
         questions.setdefault(conv_id, []).append((where, {
             "qid": qid, "type": qtype, "asked_at": asked_at, "question": text,
-            "gold_answer": gold, "evidence": [], "meta": meta}))
+            "gold_answer": gold, "evidence": evidence, "meta": meta}))
 
     with CaseWriter(a.out, report, force=a.force) as writer:
         for conv_id, sessions in convs.items():
             first_where = next(iter(next(iter(sessions.values())).values()))[0]
             if conv_id not in questions:
-                report.note("conversation_dropped", f"{first_where}: conv {conv_id} has no questions")
+                report.note("conversation_dropped", f"{first_where}: conv {conv_id} has no questions left")
                 continue
             case = {"case_id": conv_id, "sessions": build_sessions(conv_id, sessions),
                     "questions": [q for _, q in questions[conv_id]],

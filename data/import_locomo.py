@@ -11,7 +11,10 @@ What it does (see data/IMPORTING.md for the reasons):
     category-5 question's gold is that the conversation does not say, and its
     adversarial_answer is kept in meta as the trap, never as the gold;
   - qid = f"{sample_id}-q{index}" with the 0-based position in `qa` (question texts repeat);
-  - evidence strings that are malformed or name a missing turn are dropped and reported;
+  - evidence strings that name real turns in a malformed way ("D8:6; D9:17", "D:11:26",
+    "D30:05", ids joined by spaces) are repaired; strings that name no real turn are dropped;
+    every repair and drop is reported and kept in question meta;
+  - an answerable question (categories 1-4) left with no evidence is dropped and reported;
   - asked_at = the time of the last session that has turns (questions carry no date);
   - observation / session_summary / event_summary are never read (they leak answers).
 
@@ -33,7 +36,7 @@ sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import (CaseWriter, Report, answer_text, base_parser,  # noqa: E402
                               iter_json_array, require)
-from interface import InputError, run_cli, sha256_file  # noqa: E402
+from interface import UNANSWERABLE_TYPES, InputError, run_cli, sha256_file  # noqa: E402
 
 # Verified against the paper's counts and the official scoring code (shared/datasets/README.md);
 # several public harnesses swap these.
@@ -45,6 +48,11 @@ ADVERSARIAL_GOLD = "Not mentioned in the conversation"
 SESSION_KEY = re.compile(r"session_(\d+)")
 DATE_KEY = re.compile(r"session_(\d+)_date_time")
 DIA_ID = re.compile(r"D(\d+):(\d+)")
+# One id inside a malformed evidence string, as the raw file writes them: a stray colon after
+# the D ("D:11:26") and leading zeros ("D30:05"). Several ids share one string, split by ';'
+# or spaces ("D8:6; D9:17", "D9:1 D4:4 D4:6").
+LOOSE_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
+EVIDENCE_SEPARATORS = re.compile(r"[;,\s]+")
 # "1:56 pm on 8 May, 2023". Parsed by hand: strptime's %B and %p follow the C library locale.
 DATE_TIME = re.compile(r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*",
                        re.IGNORECASE)
@@ -125,22 +133,44 @@ def convert_sessions(conv: dict, where: str, sample_id: str, captions: bool,
     return sessions, skipped
 
 
-def convert_evidence(raw: list, turn_ids: set, q_where: str, report: Report) -> tuple[list[str], list]:
-    """Kept evidence ids and the dropped raw strings (malformed, missing turn, or repeated)."""
+def repair_evidence(raw: str, turn_ids: set) -> list[str] | None:
+    """The dia_ids a malformed evidence string names if every one is a real turn, else None."""
+    ids = []
+    for piece in EVIDENCE_SEPARATORS.split(raw.strip()):
+        m = LOOSE_DIA_ID.fullmatch(piece)
+        if not m:
+            return None
+        ids.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return ids if all(i in turn_ids for i in ids) else None
+
+
+def convert_evidence(raw: list, turn_ids: set, q_where: str,
+                     report: Report) -> tuple[list[str], list[dict], list]:
+    """Kept evidence ids, the repaired strings ({"raw", "ids"}) and the dropped raw strings."""
     kept: list[str] = []
+    repaired: list[dict] = []
     dropped: list = []
     for ev in raw:
-        if not isinstance(ev, str) or not DIA_ID.fullmatch(ev):
-            dropped.append(ev)
-            report.note("evidence_malformed", f"{q_where}: {ev!r} is not a dia_id like 'D1:3'; dropped")
-        elif ev not in turn_ids:
+        if isinstance(ev, str) and ev in turn_ids:
+            ids = [ev]
+        elif isinstance(ev, str) and (ids := repair_evidence(ev, turn_ids)) is not None:
+            # Repaired only when the string itself names real turns: no guessing at ids.
+            repaired.append({"raw": ev, "ids": ids})
+            report.note("evidence_repaired", f"{q_where}: {ev!r} read as {ids}")
+        elif isinstance(ev, str) and DIA_ID.fullmatch(ev):
             dropped.append(ev)
             report.note("evidence_missing_turn", f"{q_where}: {ev!r} names no turn of the conversation; dropped")
-        elif ev in kept:
-            report.note("evidence_duplicate", f"{q_where}: {ev!r} repeated; kept once")
+            continue
         else:
-            kept.append(ev)
-    return kept, dropped
+            dropped.append(ev)
+            report.note("evidence_malformed", f"{q_where}: {ev!r} is not a dia_id like 'D1:3'; dropped")
+            continue
+        for i in ids:
+            if i in kept:
+                report.note("evidence_duplicate", f"{q_where}: {i!r} repeated; kept once")
+            else:
+                kept.append(i)
+    return kept, repaired, dropped
 
 
 def convert_conversation(record: Any, where: str, sha: str, variant: str, captions: bool,
@@ -160,6 +190,7 @@ def convert_conversation(record: Any, where: str, sha: str, variant: str, captio
     asked_at = sessions[-1]["timestamp"]
 
     questions = []
+    dropped_questions: list[str] = []
     for i, qa in enumerate(require(record, "qa", list, where)):
         qid = f"{sample_id}-q{i}"
         q_where = f"{where}: {qid}"
@@ -168,7 +199,8 @@ def convert_conversation(record: Any, where: str, sha: str, variant: str, captio
         category = require(qa, "category", int, q_where)
         if category not in CATEGORY_TYPES:
             raise InputError(f"{q_where}: unknown category {category}; expected 1..5")
-        evidence, dropped = convert_evidence(require(qa, "evidence", list, q_where), turn_ids, q_where, report)
+        evidence, repaired, dropped = convert_evidence(require(qa, "evidence", list, q_where), turn_ids,
+                                                       q_where, report)
         meta: dict[str, Any] = {"source": "locomo", "category": category}
         if category == 5:
             meta["adversarial_answer"] = answer_text(require(qa, "adversarial_answer", (str, int), q_where),
@@ -185,18 +217,27 @@ def convert_conversation(record: Any, where: str, sha: str, variant: str, captio
             gold = answer_text(require(qa, "answer", (str, int), q_where), q_where)
             if not gold.strip():
                 raise InputError(f"{q_where}: field 'answer' is empty")
+        text = require(qa, "question", str, q_where)
+        if not evidence and CATEGORY_TYPES[category] not in UNANSWERABLE_TYPES:
+            # The contract needs evidence for an answerable question (the oracle control and
+            # recall are built on it), and the raw file gives none that names a turn.
+            report.note("question_dropped_no_evidence", f"{q_where}: category {category} question with no "
+                        f"evidence naming a turn (raw evidence {qa['evidence']!r}); dropped")
+            dropped_questions.append(qid)
+            continue
+        if repaired:
+            meta["repaired_evidence"] = repaired
         if dropped:
             meta["dropped_evidence"] = dropped
         questions.append({"qid": qid, "type": CATEGORY_TYPES[category], "asked_at": asked_at,
-                          "question": require(qa, "question", str, q_where), "gold_answer": gold,
-                          "evidence": evidence, "meta": meta})
+                          "question": text, "gold_answer": gold, "evidence": evidence, "meta": meta})
 
     return {"case_id": sample_id, "sessions": sessions, "questions": questions,
             "meta": {"source": "locomo", "variant": variant, "source_sha256": sha,
                      "image_captions": captions,
                      "speakers": [require(conv, "speaker_a", str, where), require(conv, "speaker_b", str, where)],
                      "asked_at_rule": "time of the last session with turns",
-                     "skipped_empty_sessions": skipped}}
+                     "skipped_empty_sessions": skipped, "dropped_questions": dropped_questions}}
 
 
 def iter_cases(path: str, captions: bool, report: Report) -> Iterator[tuple[str, dict]]:

@@ -3,13 +3,16 @@ into memory-bench cases: one case per question, holding that question's own hays
 
 What it does (see data/IMPORTING.md for the reasons):
   - streams the file (LongMemEval-M is 2.75 GB) with a small incremental JSON-array parser;
-  - sessions sorted by time (the oracle file is not); sessions dated after the question are
-    kept and flagged in session meta ("after_question": true);
+  - sessions sorted by time (the oracle file is not);
   - turn ids are the official `<session_id>_<1-based index over the session's turns>`;
     a session id repeated inside one haystack is renamed `<id>~<n>` and reported;
-  - evidence = turns flagged has_answer; an answer session that flags none contributes all of
-    its turns (recorded in meta.evidence_fallback_sessions);
-  - asked_at = question_date in ISO-8601; integer answers become strings;
+  - evidence = turns flagged has_answer, as in LongMemEval's own retrieval metric; an answer
+    session that flags none adds no evidence (listed in meta.unflagged_answer_sessions), and
+    an answerable question with no flagged turn at all is dropped and reported;
+  - asked_at = question_date in ISO-8601, or the latest session's time when sessions are
+    dated after it: they are history whose clock time the benchmark drew at random, so they
+    are kept for every system, flagged ("after_question": true), and the move is reported
+    (question meta keeps the original question_date); integer answers become strings;
   - `_abs` question ids become type "abstention" with evidence [] (the would-be evidence is in
     meta.would_be_evidence); question meta holds "source", "source_type" and "abstention";
   - --per-type N takes a stratified sample: reservoir sampling per contract type, seeded with
@@ -91,8 +94,8 @@ def contract_type(record: dict, where: str) -> tuple[str, str, bool]:
     return ("abstention" if abstention else TYPE_MAP[source_type]), source_type, abstention
 
 
-def convert_record(record: Any, where: str, sha: str, variant: str, report: Report) -> dict:
-    """One LongMemEval question record as one case."""
+def convert_record(record: Any, where: str, sha: str, variant: str, report: Report) -> dict | None:
+    """One LongMemEval question record as one case; None when it is dropped (and reported)."""
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a question object, got {type(record).__name__}")
     qtype, source_type, abstention = contract_type(record, where)
@@ -158,35 +161,52 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
         report.note("sessions_reordered", f"{where}: haystack not in time order; sessions sorted by date")
     sessions = [sessions[k] for k in order]
     late = [s["session_id"] for s in sessions if "after_question" in s["meta"]]
+    question_date = asked_at
     if late:
-        report.note("session_after_question", f"{where}: {len(late)} session(s) dated after the "
-                    f"question, kept and flagged: {', '.join(late)}")
+        # LongMemEval's own reader sees every haystack session and "answers the question after
+        # all the interaction sessions" (README). Its compile script draws session times at
+        # random and takes question_date from the question itself when it has one
+        # (data/custom_history/sample_haystack_and_timestamp.py), so a session can land later
+        # on the question's day (77 of 500 S questions: LongMemEval issue #8). They are
+        # history, at times evidence: keep them for every system and ask after the last one.
+        asked_at = sessions[-1]["timestamp"]
+        kind = "asked_at_moved" if asked_at[:10] == question_date[:10] else "asked_at_moved_to_later_day"
+        report.note(kind, f"{where}: {len(late)} session(s) dated after question_date {question_date} "
+                    f"({', '.join(late)}); kept, and asked_at moved to the last one, {asked_at}")
 
-    fallback: list[str] = []
-    evidence_set = set(flagged)
+    flagged_evidence = [t["turn_id"] for s in sessions for t in s["turns"] if t["turn_id"] in flagged]
+    unflagged: list[str] = []
     for aid in answer_ids:
         if aid not in by_original:
             report.note("answer_session_missing", f"{where}: answer session {aid!r} is not in the haystack")
             continue
-        for session in by_original[aid]:
-            tids = [t["turn_id"] for t in session["turns"]]
-            if not flagged.intersection(tids):
-                fallback.append(session["session_id"])
-                evidence_set.update(tids)
-    evidence = [t["turn_id"] for s in sessions for t in s["turns"] if t["turn_id"] in evidence_set]
+        # LongMemEval's turn-level recall counts only turns flagged has_answer
+        # (src/retrieval/run_retrieval.py), so an answer session that flags none is no evidence.
+        unflagged.extend(s["session_id"] for s in by_original[aid]
+                         if not flagged.intersection(t["turn_id"] for t in s["turns"]))
+    if unflagged:
+        report.note("answer_session_unflagged", f"{where}: answer session(s) {', '.join(unflagged)} "
+                    f"flag no turn; they add no evidence")
+    text = require(record, "question", str, where)
+    gold = answer_text(require(record, "answer", (str, int), where), where)
+    if not flagged_evidence and not abstention:
+        report.note("question_dropped_no_evidence", f"{where}: {qtype} question with no turn flagged "
+                    f"has_answer; dropped")
+        return None
 
     meta = {"source": "longmemeval", "source_type": source_type, "abstention": abstention,
             "answer_session_ids": answer_ids}
-    if fallback:
-        meta["evidence_fallback_sessions"] = fallback
+    if unflagged:
+        meta["unflagged_answer_sessions"] = unflagged
+    if late:
+        meta["question_date"] = question_date
+    evidence = flagged_evidence
     if abstention:
         # The contract: an abstention question's fact is never stated, so it has no evidence.
         if evidence:
             meta["would_be_evidence"] = evidence
         evidence = []
-    question = {"qid": qid, "type": qtype, "asked_at": asked_at,
-                "question": require(record, "question", str, where),
-                "gold_answer": answer_text(require(record, "answer", (str, int), where), where),
+    question = {"qid": qid, "type": qtype, "asked_at": asked_at, "question": text, "gold_answer": gold,
                 "evidence": evidence, "meta": meta}
     return {"case_id": qid, "sessions": sessions, "questions": [question],
             "meta": {"source": "longmemeval", "variant": variant, "source_sha256": sha}}
@@ -250,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             where = f"{a.path}:{line}"
             case = convert_record(record, where, sha, variant, report)
+            if case is None:
+                continue
             if keep is not None:
                 case["meta"]["sample"] = {"per_type": a.per_type, "seed": a.seed}
             writer.write(case, where)

@@ -1,6 +1,7 @@
 """Tests of the dataset importers in data/: the real LoCoMo and LongMemEval files from
-../shared/datasets (skipped when absent), hand-written fixtures for the seed-001 two-file layout
-and the Mneme corpus, and the streaming JSON-array reader on tiny buffers.
+../shared/datasets (skipped when absent, unless MEMBENCH_REQUIRE_DATASETS=1, which `make test`
+sets so that CI cannot skip them silently), hand-written fixtures for the seed-001 two-file
+layout and the Mneme corpus, and the streaming JSON-array reader on tiny buffers.
 
 Run: python -m pytest tests/test_importers.py -q
 """
@@ -30,10 +31,19 @@ LME_ORACLE = os.path.join(SHARED, "longmemeval", "longmemeval_oracle_2q.json")
 LME_S = os.path.join(SHARED, "longmemeval", "longmemeval_s_e47becba.json")
 FIXTURES = os.path.join(ROOT, "tests", "data", "importers")
 
-needs_locomo = pytest.mark.skipif(not os.path.exists(LOCOMO),
-                                  reason=f"shared LoCoMo file not found at {LOCOMO} (never copied into the repo)")
-needs_lme = pytest.mark.skipif(not (os.path.exists(LME_ORACLE) and os.path.exists(LME_S)),
-                               reason=f"shared LongMemEval files not found under {SHARED}/longmemeval")
+REQUIRE_DATASETS = "MEMBENCH_REQUIRE_DATASETS"
+
+
+def shared(path: str) -> str:
+    """path if the shared datasets folder holds it; else skip, or fail under MEMBENCH_REQUIRE_DATASETS=1."""
+    # The same rule as test_embedded.py's MEMBENCH_REQUIRE_EMBEDDED: `make test` sets it, and
+    # CI has the folder, so a missing file there is a broken setup, not a reason to skip.
+    if os.path.exists(path):
+        return path
+    message = f"shared dataset file not found at {path} (never copied into the repo)"
+    if os.environ.get(REQUIRE_DATASETS) == "1":
+        pytest.fail(f"{message}; {REQUIRE_DATASETS}=1 requires it")
+    pytest.skip(message)
 
 
 def load_script(name: str) -> ModuleType:
@@ -57,6 +67,18 @@ def run(module: ModuleType, argv: list[str], capsys: pytest.CaptureFixture) -> t
     return code, capsys.readouterr().err
 
 
+def test_missing_shared_file_skips_unless_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = str(tmp_path / "locomo10.json")
+    monkeypatch.delenv(REQUIRE_DATASETS, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not found"):
+        shared(missing)
+    monkeypatch.setenv(REQUIRE_DATASETS, "1")
+    with pytest.raises(pytest.fail.Exception, match=f"{REQUIRE_DATASETS}=1 requires it"):
+        shared(missing)
+    (tmp_path / "locomo10.json").write_text("[]")
+    assert shared(missing) == missing
+
+
 # ---------------------------------------------------------------------------------------------
 # Streaming JSON-array reader
 # ---------------------------------------------------------------------------------------------
@@ -74,8 +96,7 @@ def test_stream_parser_matches_json_loads_on_small_buffers(bufsize: int) -> None
 
 @pytest.mark.parametrize("bufsize", [1, 4, 1 << 20])
 def test_stream_parser_on_real_records(bufsize: int) -> None:
-    if not os.path.exists(LME_ORACLE):
-        pytest.skip(f"shared LongMemEval file not found at {LME_ORACLE}")
+    shared(LME_ORACLE)
     with open(LME_ORACLE, encoding="utf-8") as fh:
         expected = json.load(fh)
     with open(LME_ORACLE, encoding="utf-8") as fh:
@@ -108,8 +129,7 @@ def test_stream_parser_empty_array() -> None:
 @pytest.fixture(scope="module")
 def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], str, str]:
     """Import locomo10.json once: (cases via load_dataset, stderr, output path)."""
-    if not os.path.exists(LOCOMO):
-        pytest.skip(f"shared LoCoMo file not found at {LOCOMO}")
+    shared(LOCOMO)
     out = str(tmp_path_factory.mktemp("locomo") / "locomo.jsonl")
     err = io.StringIO()
     old, sys.stderr = sys.stderr, err
@@ -120,17 +140,19 @@ def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], st
     return load_dataset(out), err.getvalue(), out
 
 
-@needs_locomo
 def test_locomo_pinned_counts(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     counts = dataset_counts(cases)
-    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1986)
-    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 96,
+    # 1,986 questions in the file, less the 4 answerable ones that name no evidence at all.
+    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1982)
+    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 92,
                                            "single_hop": 841, "adversarial": 446}
-    assert "10 cases, 272 sessions, 5882 turns, 1986 questions" in err
+    assert "10 cases, 272 sessions, 5882 turns, 1982 questions" in err
+    assert ("noted items: empty_session_skipped 16, question_dropped_no_evidence 4, evidence_repaired 6, "
+            "adversarial_answer_kept_in_meta 2, evidence_missing_turn 2, evidence_malformed 1, "
+            "evidence_duplicate 1") in err
 
 
-@needs_locomo
 def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None:
     cases, _, _ = locomo_run
     mapping = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
@@ -141,8 +163,9 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
         assert re.fullmatch(r"[0-9a-f]{64}", case["meta"]["source_sha256"])
         assert case["meta"]["image_captions"] is True
         qa = raw[case["case_id"]]["qa"]
-        assert len(case["questions"]) == len(qa)
-        for i, q in enumerate(case["questions"]):
+        assert len(case["questions"]) + len(case["meta"]["dropped_questions"]) == len(qa)
+        for q in case["questions"]:
+            i = int(q["qid"].rsplit("-q", 1)[1])
             assert q["qid"] == f"{case['case_id']}-q{i}"
             assert q["question"] == qa[i]["question"]
             assert q["meta"]["source"] == "locomo" and q["meta"]["category"] == qa[i]["category"]
@@ -154,24 +177,76 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
                 assert q["gold_answer"] != q["meta"]["adversarial_answer"]
             else:
                 assert q["gold_answer"] == str(qa[i]["answer"])  # integers become strings
+                assert q["evidence"]
 
 
-@needs_locomo
-def test_locomo_bad_evidence_reported_and_dropped(locomo_run: tuple) -> None:
+# Every evidence string of locomo10.json that is not a dia_id of its conversation (the scan in
+# the first test below finds them), and what the importer makes of it.
+LOCOMO_REPAIRS = {
+    ("conv-26-q37", "D8:6; D9:17"): ["D8:6", "D9:17"],
+    ("conv-43-q18", "D:11:26"): ["D11:26"],
+    ("conv-49-q31", "D9:1 D4:4 D4:6"): ["D9:1", "D4:4", "D4:6"],
+    ("conv-49-q38", "D22:1 D22:2 D9:10 D9:11"): ["D22:1", "D22:2", "D9:10", "D9:11"],
+    ("conv-49-q46", "D21:18 D21:22 D11:15 D11:19"): ["D21:18", "D21:22", "D11:15", "D11:19"],
+    ("conv-50-q69", "D30:05"): ["D30:5"],
+}
+# Session 10 of conv-42 ends at D10:16 and session 4 of conv-47 at D4:25; "D" names nothing.
+LOCOMO_DROPPED_EVIDENCE = {("conv-42-q58", "D10:19"), ("conv-42-q88", "D"), ("conv-47-q38", "D4:36")}
+# Category 3 questions whose raw evidence list is empty.
+LOCOMO_DROPPED_QUESTIONS = {"conv-26-q30", "conv-26-q46", "conv-50-q39", "conv-50-q42"}
+
+
+def test_locomo_every_bad_evidence_string_is_pinned() -> None:
+    with open(shared(LOCOMO), encoding="utf-8") as fh:
+        raw = json.load(fh)
+    bad, empty = set(), set()
+    for conv in raw:
+        dia_ids = {t["dia_id"] for v in conv["conversation"].values() if isinstance(v, list) for t in v}
+        for i, qa in enumerate(conv["qa"]):
+            qid = f"{conv['sample_id']}-q{i}"
+            bad.update((qid, ev) for ev in qa["evidence"] if ev not in dia_ids)
+            if not qa["evidence"] and qa["category"] != 5:
+                empty.add(qid)
+    assert bad == set(LOCOMO_REPAIRS) | LOCOMO_DROPPED_EVIDENCE
+    assert empty == LOCOMO_DROPPED_QUESTIONS
+
+
+def test_locomo_malformed_evidence_naming_real_turns_is_repaired(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
-    bad = {"'D8:6; D9:17'", "'D10:19'", "'D'", "'D:11:26'", "'D4:36'", "'D9:1 D4:4 D4:6'",
-           "'D22:1 D22:2 D9:10 D9:11'", "'D21:18 D21:22 D11:15 D11:19'", "'D30:05'"}
+    questions = {q["qid"]: q for c in cases for q in c["questions"]}
+    for (qid, raw), ids in LOCOMO_REPAIRS.items():
+        q = questions[qid]
+        assert q["meta"]["repaired_evidence"] == [{"raw": raw, "ids": ids}]
+        assert [e for e in q["evidence"] if e in ids] == ids
+        assert f"evidence_repaired: {LOCOMO}:" in err and f"{qid}: {raw!r} read as {ids}" in err
+    assert sum("repaired_evidence" in q["meta"] for q in questions.values()) == len(LOCOMO_REPAIRS)
+    # Its only evidence string was "D30:05": without the repair the question had no evidence.
+    assert questions["conv-50-q69"]["evidence"] == ["D30:5"]
+    assert questions["conv-26-q37"]["evidence"] == ["D8:6", "D9:17"]
+
+
+def test_locomo_evidence_naming_no_turn_is_dropped_and_reported(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    questions = {q["qid"]: q for c in cases for q in c["questions"]}
+    dropped = {(q["qid"], ev) for q in questions.values() for ev in q["meta"].get("dropped_evidence", [])}
+    assert dropped == LOCOMO_DROPPED_EVIDENCE
     lines = [ln for ln in err.splitlines() if ln.startswith(("evidence_malformed:", "evidence_missing_turn:"))]
-    assert len(lines) == 9
-    assert {re.search(r"(\'[^']*\') (is not|names no)", ln).group(1) for ln in lines} == bad
-    assert "evidence_duplicate:" in err and "conv-50-q5" in err
-    dropped = {q["qid"]: q["meta"]["dropped_evidence"] for c in cases for q in c["questions"]
-               if "dropped_evidence" in q["meta"]}
-    assert dropped["conv-26-q37"] == ["D8:6; D9:17"]
-    assert sum(len(v) for v in dropped.values()) == 9
+    assert {re.search(r"(conv-\d+-q\d+): '([^']*)' (is not|names no)", ln).group(1, 2) for ln in lines} == dropped
+    assert len(lines) == 3
+    assert all(questions[qid]["evidence"] for qid, _ in dropped)  # each still has other evidence
+    assert "evidence_duplicate:" in err and "conv-50-q5: 'D4:5' repeated" in err
+    assert questions["conv-50-q5"]["evidence"].count("D4:5") == 1
 
 
-@needs_locomo
+def test_locomo_answerable_questions_without_evidence_are_dropped_with_a_count(locomo_run: tuple) -> None:
+    cases, err, _ = locomo_run
+    qids = {q["qid"] for c in cases for q in c["questions"]}
+    assert not qids & LOCOMO_DROPPED_QUESTIONS
+    assert {qid for c in cases for qid in c["meta"]["dropped_questions"]} == LOCOMO_DROPPED_QUESTIONS
+    lines = [ln for ln in err.splitlines() if ln.startswith("question_dropped_no_evidence:")]
+    assert len(lines) == 4 and all("category 3 question" in ln for ln in lines)
+
+
 def test_locomo_sessions_turns_and_empty_sessions(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     conv26 = next(c for c in cases if c["case_id"] == "conv-26")
@@ -204,7 +279,6 @@ def strings_in(obj: object) -> Iterator[str]:
             yield from strings_in(v)
 
 
-@needs_locomo
 def test_locomo_derived_fields_never_reach_the_cases(locomo_run: tuple) -> None:
     cases, _, out = locomo_run
     with open(out, encoding="utf-8") as fh:
@@ -227,10 +301,9 @@ def test_locomo_derived_fields_never_reach_the_cases(locomo_run: tuple) -> None:
     assert not [s for s in summaries if json.dumps(s, ensure_ascii=False)[1:-1] in text]
 
 
-@needs_locomo
 def test_locomo_without_captions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = str(tmp_path / "nocap.jsonl")
-    code, err = run(locomo_mod, [LOCOMO, "--out", out, "--no-image-captions"], capsys)
+    code, err = run(locomo_mod, [shared(LOCOMO), "--out", out, "--no-image-captions"], capsys)
     assert code == 0
     cases = load_dataset(out)
     assert all(c["meta"]["image_captions"] is False for c in cases)
@@ -238,11 +311,10 @@ def test_locomo_without_captions(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert "shared" not in image["text"] and "blip_caption" in image["meta"]
 
 
-@needs_locomo
 def test_existing_output_is_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "exists.jsonl"
     out.write_text("keep me\n")
-    code, err = run(locomo_mod, [LOCOMO, "--out", str(out)], capsys)
+    code, err = run(locomo_mod, [shared(LOCOMO), "--out", str(out)], capsys)
     assert code == EXIT_BAD_INPUT and "--force" in err
     assert out.read_text() == "keep me\n"
 
@@ -259,9 +331,8 @@ def lme_import(tmp_path: Path, capsys: pytest.CaptureFixture, path: str, *extra:
     return load_dataset(out), err
 
 
-@needs_lme
-def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    cases, err = lme_import(tmp_path, capsys, LME_ORACLE)
+def test_lme_oracle_turn_ids_and_abstention(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
     by_id = {c["case_id"]: c for c in cases}
     assert set(by_id) == {"6a1eabeb", "gpt4_70e84552_abs"}
     ku = by_id["6a1eabeb"]["questions"][0]
@@ -269,26 +340,61 @@ def test_lme_oracle_turn_ids_abstention_and_late_sessions(tmp_path: Path, capsys
     assert ku["evidence"] == ["answer_a25d4a91_1_5", "answer_a25d4a91_2_1"]  # has_answer turns, 1-based
     assert ku["meta"] == {"source": "longmemeval", "source_type": "knowledge-update", "abstention": False,
                           "answer_session_ids": ["answer_a25d4a91_1", "answer_a25d4a91_2"]}
-    abs_case = by_id["gpt4_70e84552_abs"]
-    q = abs_case["questions"][0]
+    q = by_id["gpt4_70e84552_abs"]["questions"][0]
     assert q["type"] == "abstention" and q["evidence"] == []
     assert q["meta"]["source"] == "longmemeval" and q["meta"]["abstention"] is True
     assert q["meta"]["source_type"] == "temporal-reasoning"
-    # The second evidence session flags no turn, so its whole session is the would-be evidence.
-    assert q["meta"]["evidence_fallback_sessions"] == ["answer_b3070ec4_abs_2"]
-    assert q["meta"]["would_be_evidence"][0] == "answer_b3070ec4_abs_1_1"
-    assert len(q["meta"]["would_be_evidence"]) == 13
-    late = [s["session_id"] for s in abs_case["sessions"] if s["meta"].get("after_question")]
-    assert late == ["answer_b3070ec4_abs_2"] and "session_after_question:" in err
     for case in cases:
         assert case["meta"]["variant"] == "oracle" and len(case["meta"]["source_sha256"]) == 64
         for s in case["sessions"]:
             assert [t["turn_id"] for t in s["turns"]] == [f"{s['session_id']}_{j}" for j in range(1, len(s["turns"]) + 1)]
 
 
-@needs_lme
+def test_lme_session_after_the_question_is_kept_and_asked_at_moves_to_it(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    # gpt4_70e84552_abs is asked at 08:08 on 2023-05-30; its second answer session is dated
+    # 08:29 the same day: a random clock time of LongMemEval's compile step.
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
+    case = next(c for c in cases if c["case_id"] == "gpt4_70e84552_abs")
+    assert [(s["session_id"], s["timestamp"], s["meta"].get("after_question", False)) for s in case["sessions"]] == [
+        ("answer_b3070ec4_abs_1", "2023-05-30T04:10:00", False), ("answer_b3070ec4_abs_2", "2023-05-30T08:29:00", True)]
+    q = case["questions"][0]
+    assert q["asked_at"] == "2023-05-30T08:29:00" and q["meta"]["question_date"] == "2023-05-30T08:08:00"
+    assert ("asked_at_moved: " in err and "question gpt4_70e84552_abs: 1 session(s) dated after question_date "
+            "2023-05-30T08:08:00 (answer_b3070ec4_abs_2); kept, and asked_at moved to the last one, "
+            "2023-05-30T08:29:00" in err)
+    assert "noted items: asked_at_moved 1, answer_session_unflagged 1" in err
+    other = next(c for c in cases if c["case_id"] == "6a1eabeb")
+    assert "question_date" not in other["questions"][0]["meta"]  # asked after its sessions: untouched
+
+
+def test_lme_answer_session_flagging_no_turn_adds_no_evidence(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cases, err = lme_import(tmp_path, capsys, shared(LME_ORACLE))
+    q = next(c for c in cases if c["case_id"] == "gpt4_70e84552_abs")["questions"][0]
+    # Session 2 flags no turn (its fact was removed to make the question unanswerable): only
+    # the flagged turn of session 1 is what the evidence would have been.
+    assert q["meta"]["would_be_evidence"] == ["answer_b3070ec4_abs_1_1"]
+    assert q["meta"]["unflagged_answer_sessions"] == ["answer_b3070ec4_abs_2"]
+    assert "answer_session_unflagged: " in err and "answer_b3070ec4_abs_2 flag no turn" in err
+
+
+def test_lme_answerable_question_without_flagged_turn_is_dropped_with_a_count(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    records = [lme_record("q_none", "multi-session", [("answer_1", "2023/05/10 (Wed) 09:00", turns(2))], ["answer_1"]),
+               lme_record("q_ok", "single-session-user", [("answer_2", "2023/05/10 (Wed) 09:00", turns(2, (0,)))],
+                          ["answer_2"]),
+               lme_record("q_abs", "single-session-user", [("answer_3", "2023/05/10 (Wed) 09:00", turns(2))],
+                          ["answer_3"])]
+    path = write_lme(str(tmp_path / "longmemeval_oracle.json"), records)
+    cases, err = lme_import(tmp_path, capsys, path)
+    assert [c["case_id"] for c in cases] == ["q_ok", "q_abs"]
+    assert re.search(r"question_dropped_no_evidence: \S+longmemeval_oracle\.json:\d+: question q_none: multi_hop "
+                     r"question with no turn flagged has_answer; dropped", err)
+    assert "question_dropped_no_evidence 1" in err and "2 cases" in err
+
+
 def test_lme_s_sorted_sessions_and_small_buffer_identical(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    cases, _ = lme_import(tmp_path, capsys, LME_S)
+    cases, _ = lme_import(tmp_path, capsys, shared(LME_S))
     small, _ = lme_import(tmp_path, capsys, LME_S, "--bufsize", "3")
     assert small == cases
     (case,) = cases
@@ -323,7 +429,8 @@ def turns(n: int, flagged: tuple = ()) -> list[dict]:
             for j in range(n)]
 
 
-def test_lme_unsorted_duplicates_fallback_and_integer_answer(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_lme_unsorted_duplicates_late_session_and_integer_answer(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
     rec = lme_record("q1", "multi-session", [
         ("sess_b", "2023/05/20 (Sat) 10:00", turns(2, flagged=(1,))),
         ("sess_a", "2023/05/10 (Wed) 09:00", turns(3)),
@@ -339,9 +446,12 @@ def test_lme_unsorted_duplicates_fallback_and_integer_answer(tmp_path: Path, cap
     assert "duplicate_session_renamed:" in err and "sessions_reordered:" in err
     q = case["questions"][0]
     assert q["type"] == "multi_hop" and q["gold_answer"] == "3"
-    # sess_a flags nothing: whole session; sess_b flags turn 2; its renamed twin flags nothing.
-    assert q["evidence"] == ["sess_a_1", "sess_a_2", "sess_a_3", "sess_b_2", "sess_b~2_1", "sess_b~2_2"]
-    assert q["meta"]["evidence_fallback_sessions"] == ["sess_a", "sess_b~2"]
+    # Only flagged turns are evidence; sess_a and sess_b's renamed twin flag nothing.
+    assert q["evidence"] == ["sess_b_2"]
+    assert q["meta"]["unflagged_answer_sessions"] == ["sess_a", "sess_b~2"]
+    # A session a day after the question moves asked_at just the same, under its own kind.
+    assert q["asked_at"] == "2023-06-02T10:00:00" and q["meta"]["question_date"] == "2023-06-01T12:00:00"
+    assert "asked_at_moved_to_later_day: " in err
 
 
 def test_lme_per_type_sample_is_stratified_and_seeded(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -365,7 +475,7 @@ def test_lme_per_type_sample_is_stratified_and_seeded(tmp_path: Path, capsys: py
 
 
 def test_lme_bad_input_exits_2_with_path_and_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    ok = lme_record("q1", "single-session-user", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
+    ok = lme_record("q1", "single-session-user", [("s1", "2023/05/01 (Mon) 10:00", turns(2, (0,)))], ["s1"])
     bad = lme_record("q2", "single-session-gossip", [("s1", "2023/05/01 (Mon) 10:00", turns(2))], ["s1"])
     path = write_lme(str(tmp_path / "longmemeval_oracle.json"), [ok, bad])
     out = str(tmp_path / "out.jsonl")
@@ -385,9 +495,25 @@ DIALOGS = os.path.join(FIXTURES, "dialogs", "dialogs.jsonl")
 QUESTIONS = os.path.join(FIXTURES, "dialogs", "questions.jsonl")
 
 
+# Seed 001's questions.jsonl has no evidence field; the tests add the optional one.
+DIALOGS_EVIDENCE = {"c01-q1": [[2, 1]], "c01-q2": [[2, 1]], "c01-q3": [[10, 1]], "c02-q1": [[1, 1]],
+                    "c02-q3": [[1, 1]]}
+
+
+def with_evidence(src: str, folder: Path, evidence: dict[str, list]) -> str:
+    """A copy of a questions.jsonl fixture, each listed qid given its "evidence" pairs."""
+    path = folder / os.path.basename(src)
+    with open(src, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    path.write_text("".join(json.dumps({**r, **({"evidence": evidence[r["qid"]]} if r["qid"] in evidence else {})},
+                                       ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
 def test_dialogs_fixture_imports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = str(tmp_path / "d.jsonl")
-    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", QUESTIONS, "--out", out], capsys)
+    questions = with_evidence(QUESTIONS, tmp_path, DIALOGS_EVIDENCE)
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", questions, "--out", out], capsys)
     assert code == 0, err
     cases = load_dataset(out)
     assert [c["case_id"] for c in cases] == ["c01", "c02"]
@@ -403,11 +529,38 @@ def test_dialogs_fixture_imports(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert q["c01-q1"]["asked_at"] == "2026-04-02T18:15:00Z"  # last message of c01
     assert q["c02-q1"]["asked_at"] == "2026-02-03T12:00:00Z"  # its own
     assert q["c02-q3"]["gold_answer"] == "5" and q["c01-q2"]["meta"]["source_type"] == "temporal-reasoning"
+    assert q["c01-q3"]["evidence"] == ["c01-s10t1"] and q["c02-q2"]["evidence"] == []
     assert all(c["meta"]["variant"] == "seed001" and len(c["meta"]["source_sha256"]) == 64 for c in cases)
 
 
+def test_dialogs_questions_without_evidence_are_dropped_with_a_count(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "d.jsonl")
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", QUESTIONS, "--out", out], capsys)
+    assert code == 0, err
+    (case,) = load_dataset(out)  # c01 has no question left; c02 keeps its abstention question
+    assert case["case_id"] == "c02" and [q["qid"] for q in case["questions"]] == ["c02-q2"]
+    assert "questions.jsonl:6: c02-q3: multi_hop question names no evidence; dropped" in err
+    assert "question_dropped_no_evidence 5" in err and "conversation_dropped 2" in err
+
+
+@pytest.mark.parametrize("qid, evidence, message", [
+    ("c01-q1", [[2]], r":1: field 'evidence'\[0\] is \[2\]; expected \[session, turn\] integers"),
+    ("c01-q1", [[2, 1], [2, 9]], r":1: field 'evidence'\[1\] \[2, 9\] names no message of conv c01"),
+    ("c01-q1", "c01-s2t1", r":1: field 'evidence' must be a list"),
+    ("c02-q2", [[1, 1]], r":5: field 'evidence' must be empty for an abstention question"),
+])
+def test_dialogs_bad_evidence_exits_2_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       qid: str, evidence: object, message: str) -> None:
+    questions = with_evidence(QUESTIONS, tmp_path, {qid: evidence})
+    code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", questions, "--out", str(tmp_path / "o")],
+                    capsys)
+    assert code == EXIT_BAD_INPUT and re.search(r"questions\.jsonl" + message, err)
+
+
 def test_dialogs_unknown_type_fails_unless_default(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    bad_q = os.path.join(FIXTURES, "dialogs", "questions_unknown_type.jsonl")
+    bad_q = with_evidence(os.path.join(FIXTURES, "dialogs", "questions_unknown_type.jsonl"), tmp_path,
+                          {"c01-q1": [[2, 1]], "c01-q2": [[1, 1]]})
     out = str(tmp_path / "d.jsonl")
     code, err = run(dialogs_mod, ["--dialogs", DIALOGS, "--questions", bad_q, "--out", out], capsys)
     assert code == EXIT_BAD_INPUT
@@ -438,19 +591,68 @@ def test_mneme_fixture_one_case_per_test_point(tmp_path: Path, capsys: pytest.Ca
     code, err = run(mneme_mod, [MNEME, "--out", out, "--default-type", "preference"], capsys)
     assert code == 0, err
     cases = {c["case_id"]: c for c in load_dataset(out)}
-    assert set(cases) == {"001_typescript_preference@t8", "002_two_points@t0", "002_two_points@t4"}
+    assert set(cases) == {"001_typescript_preference@t8", "002_two_points@t4"}
     ts = cases["001_typescript_preference@t8"]
     turns_ = ts["sessions"][0]["turns"]
     assert len(turns_) == 8 and all("Can you scaffold" not in t["text"] for t in turns_)  # carrying turn excluded
     q = ts["questions"][0]
     assert q["type"] == "preference" and q["gold_answer"] == "user prefers TypeScript"
-    assert q["meta"]["expected_keywords"] == ["TypeScript"]
-    assert q["meta"]["keyword_turns"] == ["001_typescript_preference-t4"]
+    assert q["meta"]["keywords"] == ["TypeScript"] and "expected_keywords" not in q["meta"]
+    assert q["evidence"] == ["001_typescript_preference-t4"]  # the only earlier turn naming TypeScript
     assert parse_time(turns_[-1]["meta"]["ts"]) < parse_time(q["asked_at"])
     assert ts["meta"]["synthetic_timestamps"] is True and len(ts["meta"]["source_sha256"]) == 64
-    assert cases["002_two_points@t0"]["sessions"][0]["turns"] == []
-    assert cases["002_two_points@t0"]["questions"][0]["type"] == "single_hop"  # its own "single-hop"
-    assert "test_point_without_history:" in err
+    assert cases["002_two_points@t4"]["questions"][0]["evidence"] == ["002_two_points-t2", "002_two_points-t3"]
+    assert all(c["cluster"] == c["meta"]["conversation_id"] for c in cases.values())
+
+
+def write_mneme(folder: Path, conv_id: str, turns_: list[tuple[str, dict | None]]) -> str:
+    """Write one Mneme corpus file of (content, test_at or None) turns, alternating roles."""
+    path = folder / f"{conv_id}.json"
+    rows = [{"role": "user" if j % 2 == 0 else "assistant", "content": text, **({"test_at": test} if test else {})}
+            for j, (text, test) in enumerate(turns_)]
+    path.write_text(json.dumps({"schema_version": "1", "id": conv_id, "turns": rows}), encoding="utf-8")
+    return str(path)
+
+
+def mneme_point(question: str, keywords: list[str], **extra: str) -> dict:
+    """A Mneme test_at block."""
+    return {"question": question, "expected_fact": f"fact for {question}", "expected_keywords": keywords, **extra}
+
+
+def test_mneme_cases_of_one_conversation_share_its_cluster(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write_mneme(tmp_path, "pets", [("My dog is Biscuit.", None), ("Noted.", None),
+                                   ("What is her name?", mneme_point("dog's name?", ["Biscuit"], type="single-hop")),
+                                   ("Biscuit.", None), ("She is a beagle.", None), ("Nice.", None),
+                                   ("Which breed?", mneme_point("breed?", ["beagle"]))])
+    write_mneme(tmp_path, "work", [("I write Rust.", None), ("OK.", None),
+                                   ("Pick a language.", mneme_point("language?", ["Rust"]))])
+    out = str(tmp_path / "m.jsonl")
+    code, err = run(mneme_mod, [str(tmp_path), "--out", out, "--default-type", "preference"], capsys)
+    assert code == 0, err
+    cases = load_dataset(out)
+    assert [(c["case_id"], c["cluster"]) for c in cases] == [("pets@t2", "pets"), ("pets@t6", "pets"),
+                                                             ("work@t2", "work")]
+    assert cases[0]["questions"][0]["type"] == "single_hop"  # its own "single-hop"
+    assert cases[1]["questions"][0]["evidence"] == ["pets-t4"]
+
+
+def test_mneme_test_points_without_evidence_are_dropped_with_a_count(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    write_mneme(tmp_path, "c", [("What's my cat called?", mneme_point("cat?", ["Tom"])),
+                                ("You have not said.", None), ("She is a beagle called Biscuit.", None),
+                                ("Noted.", None), ("And the cat?", mneme_point("cat?", ["Tom"])),
+                                ("Still not said.", None), ("Breed and name?", mneme_point("dog?", ["beagle", "Rex"]))])
+    out = str(tmp_path / "m.jsonl")
+    code, err = run(mneme_mod, [str(tmp_path), "--out", out, "--default-type", "single_hop"], capsys)
+    assert code == 0, err
+    (case,) = load_dataset(out)
+    assert case["case_id"] == "c@t6" and case["questions"][0]["evidence"] == ["c-t2"]
+    assert "c.json: turns[0].test_at: it is on the first turn" in err
+    assert "c.json: turns[4].test_at: no earlier turn holds any of ['Tom']" in err
+    # "Rex" is never said: Mneme's any-keyword hit still scores t2, and the summary says so.
+    assert "keywords_not_together: " in err
+    assert "turns[6].test_at: no earlier turn holds all of ['beagle', 'Rex']" in err
+    assert "noted items: test_point_dropped_no_evidence 2, keywords_not_together 1" in err
 
 
 def test_mneme_without_type_fails_naming_file_and_turn(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
