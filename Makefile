@@ -71,7 +71,7 @@ pipeline:
 		--manifest $(RESULTS_DIR)/manifest-$(RUN_ID).json
 
 test: $(VENV)/.embedded $(VENV)/.extras
-	MEMBENCH_REQUIRE_EMBEDDED=1 $(PY) -m pytest -q
+	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 $(PY) -m pytest -q
 
 clean-runs:
 	rm -f runs/*.jsonl results/*.json results/*.jsonl results/*.md
