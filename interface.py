@@ -105,6 +105,18 @@ def decode_line(raw: bytes, path: str, lineno: int) -> str:
                          f"(byte 0x{raw[e.start]:02x}); save the file as UTF-8") from None
 
 
+def not_utf8_error(path: str) -> InputError:
+    """The error for a file a text reader failed to decode: scans its bytes for the first line
+    that is not UTF-8, so the message names path:line (the text reader only knows a chunk)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                decode_line(raw, path, lineno)
+            except InputError as e:
+                return e
+    return InputError(f"{path}: bytes that are not UTF-8")
+
+
 def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line; a bad line is an InputError."""
     try:

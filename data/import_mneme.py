@@ -34,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import CaseWriter, Report, base_parser, map_type, require  # noqa: E402
-from interface import QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, run_cli, sha256_file  # noqa: E402
+from interface import (QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, not_utf8_error, run_cli,  # noqa: E402
+                       sha256_file)
 
 # Arbitrary, fixed, and documented: the corpus has no dates and none of its questions is temporal.
 BASE_TIME = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -68,6 +69,8 @@ def load_conversation(path: str) -> dict:
             conv = json.load(fh)
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
     if not isinstance(conv, dict):

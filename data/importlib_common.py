@@ -13,7 +13,7 @@ import sys
 import tempfile
 from typing import IO, Any, Iterator
 
-from interface import QUESTION_TYPES, InputError, dumps, validate_case
+from interface import QUESTION_TYPES, InputError, dumps, not_utf8_error, validate_case
 
 # 1 MiB of text per read: big enough that LongMemEval-M (about 5 MB per record) needs only a
 # few reads per record, small enough that memory stays at one record plus one chunk.
@@ -96,7 +96,10 @@ def iter_json_array(fh: IO[str], path: str, bufsize: int = DEFAULT_BUFSIZE) -> I
             return False
         # Drop what has been consumed before growing, so the buffer holds one element.
         buf, pos = buf[pos:], 0
-        chunk = fh.read(max(bufsize, minimum))
+        try:
+            chunk = fh.read(max(bufsize, minimum))
+        except UnicodeDecodeError:
+            raise not_utf8_error(path) from None
         if not chunk:
             eof = True
             return False

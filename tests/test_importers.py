@@ -671,3 +671,13 @@ def test_help_is_the_docstring(module: ModuleType, capsys: pytest.CaptureFixture
         module.main(["--help"])
     assert e.value.code == 0
     assert "Usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("script, name", [("import_locomo.py", "locomo.json"), ("import_longmemeval.py", "longmemeval_s.json")])
+def test_a_source_file_that_is_not_utf8_is_exit_2_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                  script: str, name: str) -> None:
+    src = tmp_path / name
+    src.write_bytes(b'[\n  {"sample_id": "x",\n   "text": "caf\xe9"}\n]\n')
+    module = {"import_locomo.py": locomo_mod, "import_longmemeval.py": lme_mod}[script]
+    code, err = run(module, [str(src), "--out", str(tmp_path / "out.jsonl")], capsys)
+    assert code == EXIT_BAD_INPUT and f"{src}:3: bytes that are not UTF-8" in err
