@@ -87,6 +87,13 @@ def session_items(session: dict) -> list[MemoryItem]:
     ]
 
 
+def items_sha256(items: list[MemoryItem]) -> str:
+    """sha256 of exactly what a system was given to store, in order: ids, texts and metadata.
+    Equal to the hash of the case's own turns (session_items) when nothing else leaked in."""
+    return sha256_text("\n".join(json.dumps([it.item_id, it.text, it.metadata], sort_keys=True, ensure_ascii=False)
+                                 for it in items))
+
+
 # ---------------------------------------------------------------------------------------------
 # JSON and JSONL I/O
 # ---------------------------------------------------------------------------------------------

@@ -25,14 +25,14 @@ from typing import TextIO
 from backends import load_backend
 from context import build_context, make_counter
 from interface import (BUDGET_FIELD, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
-                       InputError, dumps, load_config, load_dataset, read_resumable, run_cli, session_items,
+                       InputError, dumps, items_sha256, load_config, load_dataset, read_resumable, run_cli, session_items,
                        sha256_file, sha256_text, write_atomic)
 from llm import LLMClient, Workers
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
 # and the contract that judge.py and score.py hold constant across files (interface.py).
-IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "repeat") + CONTRACT_FIELDS + (BUDGET_FIELD,)
+IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "repeat", "extra_wait_s") + CONTRACT_FIELDS + (BUDGET_FIELD,)
 PROGRESS_EVERY_S = 5.0
 
 
@@ -51,12 +51,12 @@ class Control:
         self.newest_first = name == "full_context"
         self._hits: dict[str, Hit] = {}  # the current case's turns as hits, in order
 
-    def ingest(self, case: dict, namespace: str, cfg: dict) -> tuple[float | None, float | None]:
+    def ingest(self, case: dict, namespace: str, cfg: dict, extra_wait_s: float) -> dict:
         """Controls store nothing; the case's turns are turned into hits once, not per question."""
         self._hits = {it.item_id: Hit(text=it.text, score=1.0, source_ids=(it.item_id,),
                                       timestamp=it.metadata["timestamp"])
                       for s in case["sessions"] for it in session_items(s)}
-        return None, None
+        return {"ingest_s": None, "flush_s": None, "added_items": 0, "added_sha256": None}
 
     def release(self, namespace: str) -> None:
         """Nothing is stored."""
@@ -82,15 +82,24 @@ class BackendSystem:
         self.internal_model = getattr(backend, "internal_model", None)
         self.flush_note = getattr(backend, "flush_note", None)
 
-    def ingest(self, case: dict, namespace: str, cfg: dict) -> tuple[float, float]:
-        """reset, one add per session in order, flush; returns (ingest_s, flush_s)."""
+    def ingest(self, case: dict, namespace: str, cfg: dict, extra_wait_s: float) -> dict:
+        """reset, one add per session in order, flush, then any extra wait (check.py's indexing
+        lag test); returns the record's ingest fields, with a hash of exactly what was added so
+        that leakage (a question or gold passed to add) can be checked afterwards."""
         self.backend.reset(namespace)
+        added = []
         t0 = time.perf_counter()
         for session in case["sessions"]:
-            self.backend.add(namespace, session_items(session))
+            items = session_items(session)
+            self.backend.add(namespace, items)
+            added.extend(items)
         t1 = time.perf_counter()
         self.backend.flush(namespace, cfg["flush_timeout_s"])
-        return round(t1 - t0, 3), round(time.perf_counter() - t1, 3)
+        t2 = time.perf_counter()
+        if extra_wait_s:
+            time.sleep(extra_wait_s)
+        return {"ingest_s": round(t1 - t0, 3), "flush_s": round(t2 - t1, 3), "added_items": len(added),
+                "added_sha256": items_sha256(added)}
 
     def release(self, namespace: str) -> None:
         """Empty a finished case's namespace (reset), so memory stays flat over a long run.
@@ -203,7 +212,8 @@ def base_record(identity: dict, system, case: dict, q: dict) -> dict:
             "retrieved_ids": None, "context_ids": None, "context_tokens": None,
             "hits_returned": None, "hits_kept": None, "hits_cut": None,
             "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
-            "shard": None, "ingest_s": None, "flush_s": None, "search_ms": None, "cached": False,
+            "shard": None, "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None,
+            "search_ms": None, "cached": False,
             "error": None}
 
 
@@ -224,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, help="concurrent model calls (default: config workers)")
     ap.add_argument("--repeat", type=int, default=0, help="repeat index, for noise-floor reruns")
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
+    ap.add_argument("--extra-wait-s", type=float, default=0.0,
+                    help="wait this long after flush before searching (check.py's indexing-lag test)")
     a = ap.parse_args(argv)
+    if a.extra_wait_s < 0:
+        raise InputError("--extra-wait-s must be 0 or more")
 
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
@@ -236,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     system = make_system(a.backend, cfg)
 
     identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_version": system.version,
-                "repeat": a.repeat, "dataset_sha256": sha256_file(cfg["dataset"]),
+                "repeat": a.repeat, "extra_wait_s": a.extra_wait_s, "dataset_sha256": sha256_file(cfg["dataset"]),
                 "answer_model": cfg["answer_model"], "prompt_sha256": sha256_text(cfg["answer_prompt"]),
                 "top_k": cfg["top_k"], "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
                 "seed": cfg["seed"], BUDGET_FIELD: cfg["context_token_budget"]}
@@ -289,16 +303,15 @@ def ask_case(system, case: dict, todo: list[dict], namespace: str, identity: dic
     released afterwards, so a long run holds one case's memory at a time."""
     out = []
     try:
-        ingest_s, flush_s = system.ingest(case, namespace, cfg)
+        ingested = system.ingest(case, namespace, cfg, identity["extra_wait_s"])
         ingest_error = None
     except InputError:
         raise  # bad config or a refused key: every case would fail the same way
     except Exception as e:  # a failing system is a result, not a crash
-        ingest_s = flush_s = None
+        ingested = {}
         ingest_error = backend_error(e)
     for q in todo:
-        record = {**base_record(identity, system, case, q), "ingest_s": ingest_s, "flush_s": flush_s,
-                  "error": ingest_error}
+        record = {**base_record(identity, system, case, q), **ingested, "error": ingest_error}
         if ingest_error is None:
             try:
                 hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])

@@ -315,3 +315,17 @@ def test_the_bootstrap_resamples_clusters_not_cases(tmp_path):
                                 "--resamples", "50"]) == 0
     d = json.loads(out.read_text())["differences"][0]
     assert d["cases"] == 2 and d["clusters"] == 1 and d["ci_low"] is None
+
+
+def test_a_record_carries_the_hash_of_exactly_what_was_added_and_the_extra_wait(tmp_path, fake_llm, config):
+    from interface import items_sha256, session_items
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(config, "keyword", out, "--extra-wait-s", "0.01") == 0
+    cases = {c["case_id"]: c for c in load_dataset(TINY)}
+    for r in records(out):
+        items = [it for s in cases[r["case_id"]]["sessions"] for it in session_items(s)]
+        assert r["added_sha256"] == items_sha256(items) and r["added_items"] == len(items)
+        assert r["extra_wait_s"] == 0.01
+    none = tmp_path / "none.jsonl"
+    assert run_system(config, "none", none) == 0
+    assert all(r["added_items"] == 0 and r["added_sha256"] is None for r in records(none))
