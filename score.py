@@ -325,6 +325,26 @@ def partial_notes(comparison) -> list[str]:
     return notes
 
 
+def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
+    """The manifest the report cites, checked against the runs: the same dataset, and every
+    question of it answered (a run on part of the dataset is partial like a partial file)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+        sha, total = manifest["dataset_sha256"], manifest["dataset_counts"]["questions"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path}: not a readable manifest ({type(e).__name__}: {e})") from None
+    runs_sha = comparison.records[0]["dataset_sha256"]
+    if sha != runs_sha:
+        raise InputError(f"{path}: describes dataset sha256 {sha[:12]}, the run files were made from "
+                         f"{runs_sha[:12]}; write the manifest of this run (manifest.py) or pass the right one")
+    per_budget = comparison.questions / len({r[BUDGET_FIELD] for r in comparison.records})
+    if per_budget < total and not allow_partial:
+        raise InputError(f"{path}: the dataset has {total} questions and the run files hold {per_budget:.0f} of "
+                         f"them; finish the runs, or pass --allow-partial")
+    return manifest
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the score table; optionally write it as JSON and as a markdown report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -343,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--resamples must be at least 1")
 
     comparison = load_comparison(a.runs, a.allow_partial)
+    manifest = read_manifest(a.manifest, comparison, a.allow_partial) if a.manifest else None
     pairs = pair_verdicts(comparison.records, load_verdicts(a.verdicts), a.verdicts)
     several_budgets = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
     by_system: dict = defaultdict(list)  # label -> [(run record, its verdict)]
@@ -379,13 +400,6 @@ def main(argv: list[str] | None = None) -> int:
 
     # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
     # cost the report.
-    manifest = None
-    if a.manifest:
-        try:
-            with open(a.manifest, encoding="utf-8") as fh:
-                manifest = json.load(fh)
-        except (OSError, ValueError) as e:
-            raise InputError(f"{a.manifest}: not a readable manifest ({e})") from None
     if a.json:
         write_json_atomic(a.json, scores)
     if a.markdown:

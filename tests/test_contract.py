@@ -329,3 +329,23 @@ def test_a_record_carries_the_hash_of_exactly_what_was_added_and_the_extra_wait(
     none = tmp_path / "none.jsonl"
     assert run_system(config, "none", none) == 0
     assert all(r["added_items"] == 0 and r["added_sha256"] is None for r in records(none))
+
+
+def test_score_checks_the_runs_against_the_manifest_dataset_and_its_question_count(tmp_path, fake_llm, config,
+                                                                                   capsys):
+    out, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_system(config, "keyword", out) == 0
+    assert manifest.main([config, "--out-dir", str(tmp_path)]) == 0
+    m = next(tmp_path.glob("manifest-*.json"))
+    # Every run file holds the same 3 of the dataset's 6 questions: coverage alone cannot tell.
+    out.write_text("".join(out.read_text().splitlines(keepends=True)[:3]))
+    assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", str(verdicts)]) == 0
+    capsys.readouterr()
+    argv = ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "keyword", "--manifest", str(m)]
+    assert run_cli(score.main, argv) == 2
+    assert "the dataset has 6 questions and the run files hold 3" in capsys.readouterr().err
+    assert run_cli(score.main, argv + ["--allow-partial", "--resamples", "20"]) == 0
+    other = json.loads(m.read_text())
+    m.write_text(json.dumps({**other, "dataset_sha256": "0" * 64}))
+    assert run_cli(score.main, argv + ["--allow-partial"]) == 2
+    assert "describes dataset sha256 000000000000" in capsys.readouterr().err
