@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Protocol
@@ -92,6 +93,90 @@ def items_sha256(items: list[MemoryItem]) -> str:
     Equal to the hash of the case's own turns (session_items) when nothing else leaked in."""
     return sha256_text("\n".join(json.dumps([it.item_id, it.text, it.metadata], sort_keys=True, ensure_ascii=False)
                                  for it in items))
+
+
+def keyword_ranks(hits: list[Hit], question: dict) -> list[int] | None:
+    """Ranks (1-based) of the hits that contain every keyword of the question (meta.keywords:
+    words that together appear in an answer-bearing turn; case-insensitive), or None when the
+    question has no keywords. Keyword recall needs no provenance, so it is measurable for every
+    system, including one that rewrites turns into facts or summaries (seed 003)."""
+    keywords = [k.casefold() for k in (question.get("meta") or {}).get("keywords") or []]  # optional
+    if not keywords:
+        return None
+    return [rank for rank, h in enumerate(hits, 1) if all(k in h.text.casefold() for k in keywords)]
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """--shard I/N as (I, N) with 0 <= I < N; None when absent."""
+    if text is None:
+        return None
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard {text!r}: expected I/N, e.g. 0/4 (I counts from 0)") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise InputError(f"--shard {text!r}: I must be in 0..N-1 and N at least 1")
+    return i, n
+
+
+def shard_of(case: dict, n: int) -> int:
+    """The share (0..n-1) a case belongs to: a stable hash of its cluster (its case id unless
+    the dataset groups cases), the same on every machine and Python, so N jobs split a run."""
+    cluster = case.get("cluster", case["case_id"])  # optional in the contract
+    return int(hashlib.sha256(cluster.encode("utf-8")).hexdigest()[:16], 16) % n
+
+
+class Progress:
+    """One progress line on stderr: on a terminal it updates in place (done/total, rate, ETA,
+    cache hits, errors, and the current phase, ingestion included); off a terminal a line every
+    few seconds, so logs stay readable."""
+    EVERY_S = 5.0
+    TTY_EVERY_S = 0.2
+
+    def __init__(self, label: str, total: int, unit: str, stream=None) -> None:
+        self.label, self.total, self.unit = label, total, unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.done = self.errors = self.cached = 0
+        self.phase_text = ""
+        self.t0 = time.monotonic()
+        self.last = 0.0
+
+    def phase(self, text: str) -> None:
+        """What the stage is doing now (e.g. ingesting case 3/46)."""
+        self.phase_text = text
+        self._maybe_print()
+
+    def update(self, done: int, errors: int, cached: int) -> None:
+        """Counts so far."""
+        self.done, self.errors, self.cached = done, errors, cached
+        self._maybe_print()
+
+    def line(self) -> str:
+        """The progress line's text."""
+        elapsed = max(1e-9, time.monotonic() - self.t0)
+        rate = self.done / elapsed
+        left = self.total - self.done
+        eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate > 0 and left > 0 else "-"
+        phase = f" [{self.phase_text}]" if self.phase_text else ""
+        return (f"{self.label}: {self.done}/{self.total} {self.unit}{phase}, {rate:.2f}/s, ETA {eta}, "
+                f"{self.cached} cached, {self.errors} errors")
+
+    def _maybe_print(self) -> None:
+        now = time.monotonic()
+        if now - self.last < (self.TTY_EVERY_S if self.tty else self.EVERY_S):
+            return
+        self.last = now
+        if self.tty:
+            self.stream.write("\r\033[K" + self.line())
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """The final line, always printed."""
+        self.stream.write(("\r\033[K" if self.tty else "") + self.line() + "\n")
+        self.stream.flush()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,7 +475,7 @@ RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid"
 # in one, and judge.py and score.py refuse a set of files that differ. The budget is held
 # constant within a comparison; a budget sweep (run.py --budgets) is one comparison per budget.
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
-                   "answer_max_tokens", "seed")
+                   "answer_max_tokens", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"
 
 
@@ -545,18 +630,20 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "retry_backoff_s": ((int, float), False),
     "max_error_rate": ((int, float), False),
     "cache_dir": ((str,), False),
+    "repeats": ((int,), False),
+    "time_aware_search": ((bool,), False),
     "backends": ((dict,), False),
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
     "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
-    "cache_dir": ".cache/llm", "backends": {},
+    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "backends": {},
 }
 # Values out of these ranges would be accepted by the type check and fail later, mid-run, or
 # silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
 CONFIG_RANGES: dict[str, tuple[Any, str]] = {
     **{k: ((lambda v: v >= 1), "at least 1") for k in
-       ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens")},
+       ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens", "repeats")},
     **{k: ((lambda v: v > 0), "greater than 0") for k in ("request_timeout_s", "flush_timeout_s")},
     **{k: ((lambda v: v >= 0), "0 or more") for k in ("max_retries", "retry_backoff_s")},
     "max_error_rate": ((lambda v: 0 <= v <= 1), "between 0 and 1"),
@@ -582,7 +669,7 @@ def load_config(path: str) -> dict:
         if key not in CONFIG_KEYS:
             raise InputError(f"{path}: unknown key '{key}'; known keys: {', '.join(CONFIG_KEYS)}")
         kinds, _ = CONFIG_KEYS[key]
-        if isinstance(value, bool) or not isinstance(value, kinds):
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
             raise InputError(f"{path}: key '{key}' must be {_kind_name(kinds)}, got {type(value).__name__}")
     for key, (_, required) in CONFIG_KEYS.items():
         if required and key not in raw:

@@ -114,6 +114,7 @@ class LLMClient:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
+        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
     # -- cache --------------------------------------------------------------------------------
     def _cache_path(self, key: str) -> str:
@@ -136,16 +137,19 @@ class LLMClient:
 
     # -- calls --------------------------------------------------------------------------------
     def complete(self, model: str, messages: list[dict], max_tokens: int,
-                 response_format: dict | None = None) -> Completion:
+                 response_format: dict | None = None, repeat: int = 0) -> Completion:
         """One chat completion at temperature 0 with the config seed. API errors come back as
-        Completion.error; only a refused key raises (AuthenticationError)."""
+        Completion.error; only a refused key raises (AuthenticationError). A repeat above 0 has
+        cache entries of its own, so a repeated run asks the endpoint again."""
         request = {"model": model, "messages": messages, "temperature": 0.0, "seed": self.seed,
                    "max_tokens": max_tokens}
         if response_format is not None:
             request["response_format"] = response_format
-        key = cache_key(self.endpoint_id, request)
+        # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
+        key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
         hit = self._cache_get(key)
         if hit is not None:
+            self._count(hit["usage"], cached=True)
             # finish_reason is absent from entries written before it was recorded: not known.
             return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0,
                               hit.get("finish_reason"))
@@ -157,6 +161,7 @@ class LLMClient:
                 self.network_calls += 1
             entry, wait, error = self._attempt(body, attempt)
             if entry is not None:
+                self._count(entry["usage"], cached=False)
                 if not entry["text"]:
                     # An empty answer is a failure of the call, not an answer: never cached, so
                     # a rerun asks again; the record says empty_answer.
@@ -169,6 +174,18 @@ class LLMClient:
                 break
             time.sleep(wait)
         return Completion(None, None, None, False, error, attempt)
+
+    def _count(self, usage: dict | None, cached: bool) -> None:
+        with self._lock:
+            self._usage["calls"] += 1
+            self._usage["cached"] += cached
+            for k in ("prompt_tokens", "completion_tokens"):
+                self._usage[k] += (usage or {}).get(k) or 0  # usage is optional in the wire format
+
+    def usage_snapshot(self) -> dict:
+        """Completions so far: calls, how many came from the cache, and their token usage."""
+        with self._lock:
+            return dict(self._usage)
 
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)

@@ -1,22 +1,37 @@
-"""Run one system over the dataset and write one record per question.
+"""Run one system over the dataset and write one record per question (per budget and repeat).
 
 For each case: reset a namespace unique to this run and case, add one session at a time in
-chronological order, flush; then for each question search with the raw question, build the
-shared context, ask the pinned answer model with the shared prompt, and append the record.
-Besides real backends (backends/), three controls check the harness itself: `none` (empty
-context), `oracle` (exactly the gold evidence turns) and `full_context` (every turn, newest
-kept when the budget cuts, shown oldest first).
+chronological order, flush; then for each question search once with the raw question, build
+the shared context at each token budget from the same hits, ask the pinned answer model with
+the shared prompt, and append the record. Besides real backends (backends/), three controls
+check the harness itself: `none` (empty context), `oracle` (exactly the gold evidence turns)
+and `full_context` (every turn, newest kept when the budget cuts, shown oldest first).
 
 Rerunning the same command resumes: finished records stay, missing and failed ones are redone.
+A finished file is in dataset order.
+
+  --budgets 500,2000,8000  one search per question with a k large enough for the largest
+                           budget (top_k scaled by largest budget / context_token_budget);
+                           a context and an answer per budget (the budget curve)
+  --repeat N               run the system N times (repeat 0..N-1): the noise floor; each
+                           repeat has its own response-cache entries, and a backend that does
+                           not declare itself deterministic is ingested again per repeat
+  --retrieval-only         ingest and search, ask no model: the model-free pass
+  --limit N                the first N cases only (not comparable to a full run)
+  --shard I/N              the cases whose cluster hashes to share I of N (I = 0..N-1), so N
+                           machines split one run; merge.py joins the shard files
 
 Usage:
   python run.py --config config.yaml --backend none --out runs/none.jsonl
   python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --workers 8
   python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --fresh
+  python run.py --config config.yaml --backend keyword --out runs/sweep/keyword.jsonl --budgets 500,2000,8000
+  python run.py --config config.yaml --backend keyword --out runs/retrieval/keyword.jsonl --retrieval-only
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -25,15 +40,16 @@ from typing import TextIO
 from backends import load_backend
 from context import build_context, make_counter
 from interface import (BUDGET_FIELD, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
-                       InputError, dumps, items_sha256, load_config, load_dataset, read_resumable, run_cli, session_items,
-                       sha256_file, sha256_text, write_atomic)
+                       InputError, Progress, dumps, items_sha256, keyword_ranks, load_config, load_dataset,
+                       parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
+                       write_atomic)
 from llm import LLMClient, Workers
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
 # and the contract that judge.py and score.py hold constant across files (interface.py).
-IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "repeat", "extra_wait_s") + CONTRACT_FIELDS + (BUDGET_FIELD,)
-PROGRESS_EVERY_S = 5.0
+# Budget and repeat vary within one file; each record's must be one this run makes.
+IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "time_aware", "extra_wait_s", "shard") + CONTRACT_FIELDS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,6 +61,8 @@ class Control:
     version = "control"
     internal_model = None
     flush_note = None
+    deterministic = True
+    time_aware = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -61,6 +79,10 @@ class Control:
     def release(self, namespace: str) -> None:
         """Nothing is stored."""
 
+    def internal_usage(self) -> dict | None:
+        """Controls call no model of their own."""
+        return None
+
     def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float | None]:
         """The control's hits; search_ms is None because nothing is searched."""
         if self.name == "none":
@@ -75,12 +97,18 @@ class BackendSystem:
     """A real memory system behind the MemoryBackend protocol."""
     newest_first = False
 
-    def __init__(self, backend) -> None:
+    def __init__(self, backend, time_aware_search: bool) -> None:
         self.backend = backend
         self.name = backend.name
         self.version = backend.version
         self.internal_model = getattr(backend, "internal_model", None)
         self.flush_note = getattr(backend, "flush_note", None)
+        # Optional declarations of a backend (backends/README.md): its search is byte-for-byte
+        # repeatable (ingested once for all repeats), it calls a model through llm_client (whose
+        # usage is counted apart), it uses the question's date as "now" (seed guide, section 12).
+        self.deterministic = getattr(backend, "deterministic", False)
+        self._llm = getattr(backend, "llm_client", None)
+        self.time_aware = time_aware_search and getattr(backend, "uses_time", False)
 
     def ingest(self, case: dict, namespace: str, cfg: dict, extra_wait_s: float) -> dict:
         """reset, one add per session in order, flush, then any extra wait (check.py's indexing
@@ -110,10 +138,18 @@ class BackendSystem:
             print(f"warning: {self.name}: releasing namespace {namespace} failed: {backend_error(e)}",
                   file=sys.stderr)
 
+    def internal_usage(self) -> dict | None:
+        """The backend's own model calls so far (its llm_client's counters), or None."""
+        return self._llm.usage_snapshot() if self._llm is not None else None
+
     def hits(self, case: dict, question: dict, namespace: str, k: int) -> tuple[list[Hit], float]:
-        """Search with the raw question; a backend returning more than k is a backend bug."""
+        """Search with the raw question (and its date as "now" for a time-aware backend); a
+        backend returning more than k is a backend bug."""
         t0 = time.perf_counter()
-        hits = list(self.backend.search(namespace, question["question"], k))
+        if self.time_aware:
+            hits = list(self.backend.search(namespace, question["question"], k, now=question["asked_at"]))
+        else:
+            hits = list(self.backend.search(namespace, question["question"], k))
         ms = round((time.perf_counter() - t0) * 1000, 2)
         if len(hits) > k:
             raise RuntimeError(f"search returned {len(hits)} hits for k={k}")
@@ -122,7 +158,9 @@ class BackendSystem:
 
 def make_system(name: str, cfg: dict):
     """A control by name, or the backend module of that name."""
-    return Control(name) if name in CONTROL_NAMES else BackendSystem(load_backend(name, cfg))
+    if name in CONTROL_NAMES:
+        return Control(name)
+    return BackendSystem(load_backend(name, cfg), cfg["time_aware_search"])
 
 
 def backend_error(e: Exception) -> str:
@@ -137,12 +175,47 @@ def provenance(hits) -> list[str] | None:
     return [sid for h in hits for sid in h.source_ids]
 
 
+def usage_delta(before: dict | None, after: dict | None) -> dict | None:
+    """What a backend's own model calls cost between two snapshots."""
+    if before is None or after is None:
+        return None
+    return {k: after[k] - before[k] for k in after}
+
+
+# ---------------------------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------------------------
+
+def parse_budgets(text: str | None, cfg: dict) -> list[int]:
+    """--budgets '500,2000,8000' as a sorted list; the config's budget when absent."""
+    if text is None:
+        return [cfg["context_token_budget"]]
+    try:
+        budgets = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise InputError(f"--budgets {text!r}: expected token counts separated by commas, e.g. 500,2000,8000") from None
+    if not budgets or budgets[0] < 1:
+        raise InputError(f"--budgets {text!r}: each budget must be at least 1")
+    return budgets
+
+
+def search_k(cfg: dict, budgets: list[int]) -> int:
+    """k for one search that serves every budget: top_k scaled by how much larger the largest
+    budget is than the configured one, so the largest context is cut by its budget, not by k."""
+    return max(cfg["top_k"], math.ceil(cfg["top_k"] * budgets[-1] / cfg["context_token_budget"]))
+
+
 # ---------------------------------------------------------------------------------------------
 # Resume
 # ---------------------------------------------------------------------------------------------
 
-def load_done(path: str, identity: dict, qids: set) -> tuple[dict, int]:
-    """Records already finished in `path` by the same run, keyed by qid, and how many lines
+def run_key(rec: dict) -> tuple:
+    """One record of a run file: a question at a budget in a repeat."""
+    return rec["qid"], rec[BUDGET_FIELD], rec["repeat"]
+
+
+def load_done(path: str, identity: dict, keys: set) -> tuple[dict, int]:
+    """Records already finished in `path` by the same run, keyed by run_key, and how many lines
     were dropped (failed records, or a last line cut by a crash). The file is rewritten
     atomically without the dropped lines before new records are appended."""
     rows, dropped = read_resumable(path)
@@ -153,13 +226,14 @@ def load_done(path: str, identity: dict, qids: set) -> tuple[dict, int]:
                 raise InputError(f"{path}:{lineno}: holds a different run (field '{key}' is "
                                  f"{rec.get(key)!r}, this run has {identity[key]!r}); "
                                  f"use --fresh to start over or choose another --out")
-        if rec.get("qid") not in qids:
-            raise InputError(f"{path}:{lineno}: question {rec.get('qid')!r} is not in the dataset; "
-                             f"the dataset changed since this file was written: use --fresh")
-        if rec["error"] is not None or rec["qid"] in done:
+        key = (rec.get("qid"), rec.get(BUDGET_FIELD), rec.get("repeat"))
+        if key not in keys:
+            raise InputError(f"{path}:{lineno}: question {key[0]!r} at budget {key[1]!r}, repeat {key[2]!r} is not "
+                             f"one this run makes (another dataset, --budgets, --repeat or --limit): use --fresh")
+        if rec["error"] is not None or key in done:
             dropped += 1  # redo failures; never keep two records of one question
             continue
-        done[rec["qid"]] = line
+        done[key] = line
     if dropped:
         write_atomic(path, "".join(done.values()))
     return done, dropped
@@ -173,10 +247,9 @@ class Writer:
     """Appends records from the main thread only, flushing each so a crash loses nothing
     already answered; counts what it wrote for the progress line."""
 
-    def __init__(self, fh: TextIO, total: int, label: str) -> None:
-        self.fh, self.total, self.label = fh, total, label
+    def __init__(self, fh: TextIO, progress: Progress) -> None:
+        self.fh, self.progress = fh, progress
         self.written = self.errors = self.cached = 0
-        self.t0 = self.last = time.monotonic()
 
     def write(self, record: dict) -> None:
         self.fh.write(dumps(record) + "\n")
@@ -184,15 +257,7 @@ class Writer:
         self.written += 1
         self.errors += record["error"] is not None
         self.cached += bool(record["cached"])
-        now = time.monotonic()
-        if now - self.last >= PROGRESS_EVERY_S:
-            self.last = now
-            self.progress()
-
-    def progress(self) -> None:
-        rate = self.written / max(1e-9, time.monotonic() - self.t0)
-        print(f"{self.label}: {self.written}/{self.total} written, {self.errors} errors, "
-              f"{self.cached} cached, {rate:.2f} q/s", file=sys.stderr, flush=True)
+        self.progress.update(self.written, errors=self.errors, cached=self.cached)
 
 
 def finish(record: dict, completion) -> dict:
@@ -209,19 +274,19 @@ def base_record(identity: dict, system, case: dict, q: dict) -> dict:
             "qid": q["qid"], "type": q["type"], "question": q["question"], "asked_at": q["asked_at"],
             "gold_answer": q["gold_answer"], "evidence": q["evidence"],
             "meta": q.get("meta", {}),  # meta is optional in the contract
-            "retrieved_ids": None, "context_ids": None, "context_tokens": None,
+            "retrieved_ids": None, "context_ids": None, "context_tokens": None, "keyword_ranks": None,
             "hits_returned": None, "hits_kept": None, "hits_cut": None,
             "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
-            "shard": None, "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None,
-            "search_ms": None, "cached": False,
-            "error": None}
+            "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None, "internal_usage": None,
+            "search_ms": None, "search_calls_in_flight": None, "cached": False, "error": None}
 
 
 def sort_in_dataset_order(path: str, order: dict) -> None:
-    """Rewrite a finished run file in dataset order, so two runs diff line by line; records
-    are written as they complete, which is not the dataset's order with several workers."""
+    """Rewrite a finished run file in dataset order (then budget, then repeat), so two runs
+    diff line by line; records are written as they complete, which is not the dataset's order
+    with several workers."""
     rows, _ = read_resumable(path)
-    rows.sort(key=lambda row: order[row[1]["qid"]])
+    rows.sort(key=lambda row: (order[row[1]["qid"]], row[1][BUDGET_FIELD], row[1]["repeat"]))
     write_atomic(path, "".join(line for _, _, line in rows))
 
 
@@ -232,104 +297,160 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", required=True, help="none, oracle, full_context or a backends/ module")
     ap.add_argument("--out", required=True, help="runs/NAME.jsonl (appended to, resumable)")
     ap.add_argument("--workers", type=int, help="concurrent model calls (default: config workers)")
-    ap.add_argument("--repeat", type=int, default=0, help="repeat index, for noise-floor reruns")
+    ap.add_argument("--budgets", help="token budgets for one search each, e.g. 500,2000,8000 (default: config)")
+    ap.add_argument("--repeat", type=int, help="run the system N times (default: config repeats)")
+    ap.add_argument("--retrieval-only", action="store_true", help="ingest and search only; ask no model")
+    ap.add_argument("--limit", type=int, help="only the first N cases, in dataset order")
+    ap.add_argument("--shard", help="I/N: only the cases of share I (0-based) of N")
+    ap.add_argument("--no-cache", action="store_true", help="ask the endpoint even for cached requests")
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
     ap.add_argument("--extra-wait-s", type=float, default=0.0,
                     help="wait this long after flush before searching (check.py's indexing-lag test)")
     a = ap.parse_args(argv)
-    if a.extra_wait_s < 0:
-        raise InputError("--extra-wait-s must be 0 or more")
 
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
-    if workers < 1:
-        raise InputError("--workers must be at least 1")
+    repeats = a.repeat if a.repeat is not None else cfg["repeats"]
+    for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", a.limit or 1)):
+        if value < 1:
+            raise InputError(f"{flag} must be at least 1")
+    if a.extra_wait_s < 0:
+        raise InputError("--extra-wait-s must be 0 or more")
+    budgets = parse_budgets(a.budgets, cfg)
+    shard = parse_shard(a.shard)
     cases = load_dataset(cfg["dataset"])
+    if a.limit:
+        cases = cases[:a.limit]
+        print(f"warning: --limit {a.limit}: only the first {len(cases)} cases; these numbers are not comparable "
+              f"to a run on the whole dataset", file=sys.stderr)
+    if shard:
+        cases = [c for c in cases if shard_of(c, shard[1]) == shard[0]]
     counter = make_counter(cfg["tokenizer"])
-    client = LLMClient(cfg)  # checks the endpoint variables before any work is done
+    # The model-free pass needs no endpoint; any other run checks the endpoint variables
+    # before any work is done.
+    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
     system = make_system(a.backend, cfg)
 
     identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_version": system.version,
-                "repeat": a.repeat, "extra_wait_s": a.extra_wait_s, "dataset_sha256": sha256_file(cfg["dataset"]),
-                "answer_model": cfg["answer_model"], "prompt_sha256": sha256_text(cfg["answer_prompt"]),
-                "top_k": cfg["top_k"], "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
-                "seed": cfg["seed"], BUDGET_FIELD: cfg["context_token_budget"]}
-    order = {q["qid"]: i for i, q in enumerate(q for c in cases for q in c["questions"])}
+                "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
+                "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
+                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets),
+                "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"], "seed": cfg["seed"],
+                "retrieval_only": a.retrieval_only, "limit": a.limit}
+    questions = [q for c in cases for q in c["questions"]]
+    order = {q["qid"]: i for i, q in enumerate(questions)}
+    keys = {(q["qid"], b, r) for q in questions for b in budgets for r in range(repeats)}
     if a.fresh and os.path.exists(a.out):
         os.unlink(a.out)
-    done, dropped = load_done(a.out, identity, set(order))
-    print(f"run {system.name} ({system.version}): {len(order)} questions, {len(done)} already done, "
-          f"{dropped} failed or cut records to redo, {workers} workers", file=sys.stderr)
+    done, dropped = load_done(a.out, identity, keys)
+    print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
+          f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
+          + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
+    progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
     with open(a.out, "a", encoding="utf-8") as fh:
-        writer = Writer(fh, len(order) - len(done), f"run {system.name}")
-        for case in cases:
-            todo = [q for q in case["questions"] if q["qid"] not in done]
-            if not todo:
+        writer = Writer(fh, progress)
+        for n, case in enumerate(cases, 1):
+            if all(k in done for q in case["questions"] for b in budgets for r in range(repeats)
+                   for k in [(q["qid"], b, r)]):
                 continue
-            namespace = f"{cfg['run_id']}-{a.backend}-r{a.repeat}-{case['case_id']}"
-            for record, prompt in ask_case(system, case, todo, namespace, identity, cfg, counter):
+            progress.phase(f"case {n}/{len(cases)}")
+            for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
+                                           pool.pending):
                 if prompt is None:
                     writer.write(record)
                 else:
                     pool.submit(record, client.complete, cfg["answer_model"],
-                                [{"role": "user", "content": prompt}], cfg["answer_max_tokens"])
+                                [{"role": "user", "content": prompt}], cfg["answer_max_tokens"], None,
+                                record["repeat"])
             # Write what has finished while the next case ingests; a crash then loses only the
             # calls in flight, whose questions have no record and are redone on resume.
             for record, completion in pool.results(block=False):
                 writer.write(finish(record, completion))
+        progress.phase("answering")
         for record, completion in pool.results(block=True):
             writer.write(finish(record, completion))
-        writer.progress()
+        progress.close()
     sort_in_dataset_order(a.out, order)
 
-    total = len(order)
+    total = len(keys)
     failed = writer.errors
-    print(f"wrote {a.out}: {len(done) + writer.written - failed}/{total} answered, {failed} failed, "
-          f"{writer.cached} from cache, {client.network_calls} model requests", file=sys.stderr)
+    calls = client.network_calls if client else 0
+    print(f"wrote {a.out}: {len(done) + writer.written - failed}/{total} records done, {failed} failed, "
+          f"{writer.cached} from cache, {calls} model requests", file=sys.stderr)
     if failed and failed / total > cfg["max_error_rate"]:
-        print(f"error: {failed} of {total} questions failed (see the 'error' field); "
+        print(f"error: {failed} of {total} records failed (see the 'error' field); "
               f"rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
     return EXIT_OK
 
 
-def ask_case(system, case: dict, todo: list[dict], namespace: str, identity: dict, cfg: dict,
-             counter) -> list[tuple[dict, str | None]]:
-    """Ingest one case, search each question, build its context: (record, answer prompt) per
-    question, or (record with its error, None) when the system failed. The namespace is
-    released afterwards, so a long run holds one case's memory at a time."""
+def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: list[int], repeats: int,
+             done: dict, in_flight: int) -> list[tuple[dict, str | None]]:
+    """Ingest one case (again per repeat unless the system is deterministic), search each
+    question once per ingestion, and build its context at every budget: (record, answer
+    prompt) per record still to do, or (record, None) when there is nothing to ask (the system
+    failed, or a retrieval-only run). Each namespace is released afterwards, so a long run
+    holds one case's memory at a time."""
     out = []
+    searched: dict = {}  # qid -> (hits, search_ms, error), reused across repeats if deterministic
+    for repeat in range(repeats):
+        todo = [q for q in case["questions"]
+                if any((q["qid"], b, repeat) not in done for b in budgets)]
+        if not todo:
+            continue
+        if repeat == 0 or not system.deterministic or not searched:
+            namespace = f"{identity['run_id']}-{system.name}-r{repeat}-{case['case_id']}"
+            searched, ingested = search_case(system, case, todo, namespace, identity, cfg, in_flight)
+        for q in todo:
+            hits, search_ms, error = searched[q["qid"]]
+            for budget in budgets:
+                if (q["qid"], budget, repeat) in done:
+                    continue
+                record = {**base_record(identity, system, case, q), **ingested, BUDGET_FIELD: budget,
+                          "repeat": repeat, "search_ms": search_ms, "error": error}
+                if error is None:
+                    ctx = build_context(hits, budget, counter, system.newest_first)
+                    record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
+                                  context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
+                                  hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut,
+                                  keyword_ranks=keyword_ranks(hits, q), search_calls_in_flight=in_flight)
+                if error is not None or identity["retrieval_only"]:
+                    out.append((record, None))
+                    continue
+                prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
+                out.append((record, prompt))
+    return out
+
+
+def search_case(system, case: dict, todo: list[dict], namespace: str, identity: dict, cfg: dict,
+                in_flight: int) -> tuple[dict, dict]:
+    """Ingest a case and search its questions: ({qid: (hits, search_ms, error)}, the ingest
+    fields of its records). A failing system is a result, recorded as each question's error."""
+    before = system.internal_usage()
     try:
         ingested = system.ingest(case, namespace, cfg, identity["extra_wait_s"])
         ingest_error = None
     except InputError:
         raise  # bad config or a refused key: every case would fail the same way
-    except Exception as e:  # a failing system is a result, not a crash
-        ingested = {}
-        ingest_error = backend_error(e)
+    except Exception as e:
+        ingested, ingest_error = {}, backend_error(e)
+    searched = {}
     for q in todo:
-        record = {**base_record(identity, system, case, q), **ingested, "error": ingest_error}
-        if ingest_error is None:
-            try:
-                hits, search_ms = system.hits(case, q, namespace, cfg["top_k"])
-            except InputError:
-                raise
-            except Exception as e:
-                record["error"] = backend_error(e)
-        if record["error"] is not None:
-            out.append((record, None))
+        if ingest_error is not None:
+            searched[q["qid"]] = ([], None, ingest_error)
             continue
-        ctx = build_context(hits, cfg["context_token_budget"], counter, system.newest_first)
-        record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
-                      context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
-                      hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut, search_ms=search_ms)
-        prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
-        out.append((record, prompt))
+        try:
+            hits, search_ms = system.hits(case, q, namespace, identity["top_k"])
+            searched[q["qid"]] = (hits, search_ms, None)
+        except InputError:
+            raise
+        except Exception as e:
+            searched[q["qid"]] = ([], None, backend_error(e))
     system.release(namespace)
-    return out
+    return searched, {**ingested, "internal_usage": usage_delta(before, system.internal_usage())}
 
 
 if __name__ == "__main__":

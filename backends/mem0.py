@@ -132,6 +132,7 @@ class Mem0Backend:
             if client is None or not model:
                 raise ValueError("mem0 with infer=True needs an LLM client and a model")
             self._memory.llm = _LLM(client, model, extract_max_tokens)
+            self.llm_client = client  # run.py counts the extractor's calls apart from the answer model's
             self.internal_model = model
             self.name = f"mem0 (internal extractor: {model})"
         else:

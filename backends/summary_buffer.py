@@ -48,6 +48,7 @@ class SummaryBufferBackend:
 
     def __init__(self, client, model: str, recent_turns: int = 10, summary_max_tokens: int = 256) -> None:
         self._client = client
+        self.llm_client = client  # run.py counts the summarizer's calls apart from the answer model's
         self.internal_model = model
         self.recent_turns = recent_turns
         self.summary_max_tokens = summary_max_tokens

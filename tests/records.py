@@ -8,20 +8,23 @@ from grading import RULES_SHA256
 from interface import verdict_identity
 
 CONTRACT = {"dataset_sha256": "d" * 64, "answer_model": "m", "prompt_sha256": "p" * 64, "top_k": 10,
-            "tokenizer": "approx", "answer_max_tokens": 64, "seed": 7, "context_token_budget": 1200}
+            "tokenizer": "approx", "answer_max_tokens": 64, "seed": 7, "retrieval_only": False, "limit": None,
+            "context_token_budget": 1200}
 RULES_ONLY = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_sha256": None}
 
 
 def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: list, retrieved: list | None,
                **fields) -> dict:
     """A run record as run.py writes it; `fields` override any field."""
-    rec = {"run_id": "r", "backend": backend, "backend_version": "v", "repeat": 0, **CONTRACT,
+    rec = {"run_id": "r", "backend": backend, "backend_version": "v", "repeat": 0, "time_aware": False,
+           "extra_wait_s": 0.0, "shard": None, **CONTRACT,
            "internal_model": None, "flush_note": None, "case_id": case, "cluster": case, "qid": qid,
            "type": "single_hop", "question": f"question {qid}", "asked_at": "2026-06-01", "gold_answer": "g",
            "evidence": evidence, "meta": {}, "retrieved_ids": retrieved, "context_ids": retrieved,
-           "context_tokens": 10, "hits_returned": None, "hits_kept": None, "hits_cut": None, "answer": answer,
-           "served_model": "m-served", "usage": None, "finish_reason": "stop", "retries": 0, "shard": None,
-           "ingest_s": 0.0, "flush_s": 0.0, "search_ms": 1.0, "cached": False, "error": None}
+           "context_tokens": 10, "keyword_ranks": None, "hits_returned": None, "hits_kept": None, "hits_cut": None, "answer": answer,
+           "served_model": "m-served", "usage": None, "finish_reason": "stop", "retries": 0,
+           "ingest_s": 0.0, "flush_s": 0.0, "added_items": None, "added_sha256": None, "internal_usage": None,
+           "search_ms": 1.0, "search_calls_in_flight": 0, "cached": False, "error": None}
     rec.update(fields)
     return rec
 
