@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     records.sort(key=lambda r: (r["backend"], r["repeat"], r["qid"]))
     random.Random(cfg["seed"]).shuffle(records)
     # Each record with an answer gets its rule verdict once, here; None leaves it to the judge.
-    todo = [(r, deterministic(r) if r["answer"] is not None else None)
+    todo = [(r, deterministic(r, bool(judge_model)) if r["answer"] is not None else None)
             for r in records if verdict_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     client = LLMClient(cfg) if judge_model and need_llm else None
