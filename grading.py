@@ -1,7 +1,7 @@
 """The grading rules, shared by judge.py (which grades) and score.py (which measures answers
 with the same normalization): the judge's rubrics and prompt, the strict parser of the judge's
-JSON verdict, answer normalization, and the deterministic rule layers and their identity.
-Nothing here calls a model.
+JSON verdict, answer normalization, the deterministic rule layers and their identity, and
+shared answer metrics. Nothing here calls a model.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import os
 import re
 import unicodedata
+from collections import Counter
 
 from interface import sha256_text
 
@@ -379,3 +380,19 @@ RULES_SHA256 = rules_sha256()
 # What graded a verdict: these rules and every rubric the judge may be given. judge.py puts its
 # prefix in the grader name, so verdicts graded by other rules or rubrics are never reused.
 GRADER_SHA = sha256_text(RULES_SHA256 + "".join(rubric_template(r) for r in RUBRICS))
+
+# ---------------------------------------------------------------------------------------------
+# Answer metrics for score.py, on the grader's normalization: exact_match and states_value
+# (above) and token F1 (the Russian seed guide; SQuAD's definition).
+# ---------------------------------------------------------------------------------------------
+
+def token_f1(gold: str, answer: str) -> float:
+    """SQuAD-style F1 over the normalized words that gold and answer share (as multisets)."""
+    g, a = normalize(gold).split(), normalize(answer).split()
+    if not g or not a:
+        return float(g == a)
+    common = sum((Counter(g) & Counter(a)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(a), common / len(g)
+    return 2 * precision * recall / (precision + recall)
