@@ -1,7 +1,8 @@
 """The grading rules, shared by judge.py (which grades) and score.py (which measures answers
 with the same normalization): the judge's rubrics and prompt, the strict parser of the judge's
-JSON verdict, answer normalization, the deterministic rule layers and their identity, and
-shared answer metrics. Nothing here calls a model.
+JSON verdict, answer normalization, the deterministic rule layers and their identity, shared
+answer metrics, and how often the rules are wrong on labelled answers. Nothing here calls a
+model.
 """
 from __future__ import annotations
 
@@ -191,7 +192,7 @@ SHIFTS = frozenset("later earlier previously formerly originally initially befor
 FILLER = frozenset(
     "a an the this that these those it its i m s ve ll re me my we our us you your they them their "
     "there here is are was were be been being am do does did done has have had "
-    "to of in on at for with about as by and so also just only now currently current still right today "
+    "to of in on at for from with about as by and so also just only now currently current still right today "
     "what which who whom whose when where how why whether any anything some something yet ever anywhere "
     "sorry unfortunately afraid please information info detail details data memories memory "
     "conversation conversations history context notes note record records mention mentions mentioned "
@@ -396,3 +397,32 @@ def token_f1(gold: str, answer: str) -> float:
         return 0.0
     precision, recall = common / len(a), common / len(g)
     return 2 * precision * recall / (precision + recall)
+
+# ---------------------------------------------------------------------------------------------
+# How often the rule layer is wrong, on labelled answers.
+# ---------------------------------------------------------------------------------------------
+
+def rules_verdict(record: dict, with_judge: bool) -> str | None:
+    """The verdict judge.py records from the rules alone: the rule's; else, with no judge,
+    `no_match` (incorrect); else None, for the judge to decide."""
+    decided = deterministic(record, with_judge)
+    if decided is not None:
+        return decided[0]
+    return None if with_judge else "incorrect"
+
+
+def rule_errors(items: list[dict], with_judge: bool) -> dict:
+    """The rule layer's errors on labelled answers (records with `id` and `label`): false
+    accepts (rules say correct, label incorrect), false rejects (label correct, verdict
+    incorrect, `no_match` included when there is no judge), and how many went to the judge."""
+    out = {"n": len(items), "with_judge": with_judge, "undecided": 0, "false_accepts": 0, "false_rejects": 0,
+           "false_accept_ids": [], "false_reject_ids": []}
+    for item in items:
+        verdict = rules_verdict(item, with_judge)
+        if verdict is None:
+            out["undecided"] += 1
+        elif verdict != item["label"]:
+            kind = "false_accept" if verdict == "correct" else "false_reject"
+            out[kind + "s"] += 1
+            out[kind + "_ids"].append(item["id"])
+    return out
