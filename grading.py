@@ -1,8 +1,8 @@
 """The grading rules, shared by judge.py (which grades) and score.py (which measures answers
 with the same normalization): the judge's rubrics and prompt, the strict parser of the judge's
 JSON verdict, answer normalization, the deterministic rule layers and their identity, shared
-answer metrics, and how often the rules are wrong on labelled answers. Nothing here calls a
-model.
+answer metrics, and the measures of how often a grader is wrong (labelled answers, judge
+calibration, Cohen's kappa). Nothing here calls a model.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from interface import sha256_text
+from interface import QUESTION_TYPES, InputError, read_jsonl, sha256_text
 
 # ---------------------------------------------------------------------------------------------
 # Rubrics. The default is the seed guide's; the others restate, in our own words, the rules of
@@ -399,7 +399,8 @@ def token_f1(gold: str, answer: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 # ---------------------------------------------------------------------------------------------
-# How often the rule layer is wrong, on labelled answers.
+# How often a grader is wrong: the rule layer on labelled answers, then any grader (rules, LLM
+# judge, a person) on the judge calibration set.
 # ---------------------------------------------------------------------------------------------
 
 def rules_verdict(record: dict, with_judge: bool) -> str | None:
@@ -426,3 +427,96 @@ def rule_errors(items: list[dict], with_judge: bool) -> dict:
             out[kind + "s"] += 1
             out[kind + "_ids"].append(item["id"])
     return out
+
+
+# The judge calibration set (issue "The instrument checks itself", "Judge calibration"): real
+# questions with answers of known kinds. Known-right kinds are what a too-strict grader rejects,
+# known-wrong kinds what a too-lenient one accepts.
+LABELS = ("correct", "incorrect")
+RIGHT_KINDS = ("verbose", "paraphrase", "number_form", "date_format", "other_script")
+WRONG_KINDS = ("other_value", "outdated", "vague", "hedge", "confident_unanswerable", "guess_unanswerable",
+               "abstain_answerable")
+CALIBRATION_FIELDS = {"id": str, "qid": str, "type": str, "question": str, "gold_answer": str, "meta": dict,
+                      "answer": str, "label": str, "kind": str}
+
+
+def load_calibration(path: str) -> list[dict]:
+    """The items of a judge calibration file, every line checked: required fields and their
+    types, no unknown field, known label, kind and question type, a kind that fits the label,
+    unique ids. A bad line is an InputError naming `path:line` and the field."""
+    items: list[dict] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in read_jsonl(path):
+        where = f"{path}:{lineno}"
+        for key, kind in CALIBRATION_FIELDS.items():
+            if key not in obj:
+                raise InputError(f"{where}: missing required field '{key}'")
+            if not isinstance(obj[key], kind):
+                raise InputError(f"{where}: field '{key}' must be {'a string' if kind is str else 'an object'}, "
+                                 f"got {type(obj[key]).__name__}")
+            if kind is str and not obj[key].strip():
+                raise InputError(f"{where}: field '{key}' must not be empty")
+        unknown = sorted(set(obj) - set(CALIBRATION_FIELDS))
+        if unknown:
+            raise InputError(f"{where}: unknown field '{unknown[0]}'; expected only {', '.join(CALIBRATION_FIELDS)}")
+        if obj["type"] not in QUESTION_TYPES:
+            raise InputError(f"{where}: field 'type' is {obj['type']!r}; expected one of {', '.join(QUESTION_TYPES)}")
+        if obj["label"] not in LABELS:
+            raise InputError(f"{where}: field 'label' is {obj['label']!r}; expected 'correct' or 'incorrect'")
+        if obj["kind"] not in RIGHT_KINDS + WRONG_KINDS:
+            raise InputError(f"{where}: field 'kind' is {obj['kind']!r}; expected one of "
+                             f"{', '.join(RIGHT_KINDS + WRONG_KINDS)}")
+        expected = "correct" if obj["kind"] in RIGHT_KINDS else "incorrect"
+        if obj["label"] != expected:
+            raise InputError(f"{where}: field 'label' is {obj['label']!r}, but kind {obj['kind']!r} "
+                             f"is labelled {expected!r}")
+        if obj["kind"] == "outdated" and not obj["meta"].get("outdated_answers"):  # optional in meta
+            raise InputError(f"{where}: field 'meta' needs outdated_answers for kind 'outdated'")
+        if obj["id"] in seen:
+            raise InputError(f"{where}: field 'id' {obj['id']!r} was already used on line {seen[obj['id']]}")
+        seen[obj["id"]] = lineno
+        items.append(obj)
+    if not items:
+        raise InputError(f"{path}: no calibration items")
+    return items
+
+
+def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
+    """Cohen's kappa of two raters, one (first, second) label pair per item; None when it is
+    undefined: no items, or both raters gave everything the same one label."""
+    n = len(pairs)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in pairs)
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    chance = sum(first[c] * second[c] for c in first)  # expected agreements times n, in integers
+    if chance == n * n:
+        return None
+    return (observed / n - chance / (n * n)) / (1 - chance / (n * n))
+
+
+def _rates(pairs: list[tuple[str, str]]) -> dict:
+    wrong = [verdict for label, verdict in pairs if label == "incorrect"]
+    right = [verdict for label, verdict in pairs if label == "correct"]
+    false_accepts = sum(v == "correct" for v in wrong)
+    false_rejects = sum(v != "correct" for v in right)
+    return {"n": len(pairs), "known_wrong": len(wrong), "known_right": len(right),
+            "false_accepts": false_accepts, "false_rejects": false_rejects,
+            "false_accept_rate": false_accepts / len(wrong) if wrong else None,
+            "false_reject_rate": false_rejects / len(right) if right else None}
+
+
+def calibration_rates(items: list[dict], verdicts: list[str]) -> dict:
+    """A grader's false-accept and false-reject rates on labelled items, overall and per kind,
+    and Cohen's kappa between labels and verdicts; `unparseable` counts as incorrect, as in
+    the scores. A rate with nothing to count is None."""
+    if len(verdicts) != len(items):
+        raise ValueError(f"{len(verdicts)} verdicts for {len(items)} items")
+    for v in verdicts:
+        if v not in ("correct", "incorrect", "unparseable"):
+            raise ValueError(f"a verdict must be correct, incorrect or unparseable, got {v!r}")
+    pairs = [(item["label"], "correct" if v == "correct" else "incorrect") for item, v in zip(items, verdicts)]
+    kinds = sorted({item["kind"] for item in items})
+    return {"overall": _rates(pairs),
+            "by_kind": {k: _rates([p for item, p in zip(items, pairs) if item["kind"] == k]) for k in kinds},
+            "kappa": cohen_kappa(pairs)}
