@@ -178,9 +178,11 @@ def normalize(text: str) -> str:
 # The rule tables. Every entry is part of the rule set's identity (RULES_SHA256 below).
 # ---------------------------------------------------------------------------------------------
 
-# Words that make an answer containing the gold doubtful: options, doubt, negation.
+# Words that make an answer containing the gold doubtful: options, doubt, negation, and bounds
+# that turn the gold into another value ("more than 16 days", "at least Kafka 3.7").
 HEDGES = frozenset("or nor either neither maybe perhaps possibly probably likely unlikely might may could "
                    "if guess think believe seems unsure unclear not no never isn t wasn t "
+                   "than least nearly almost "
                    "или либо возможно наверное наверно вероятно кажется думаю если может не нет".split())
 # Words that bring in a second value beside the gold: an earlier one, a later one, a correction
 # ("Tariq Mbeki took over from Mira Okafor", "pike-6, then clough-3", "Go, but ...").
