@@ -197,3 +197,29 @@ def test_a_shift_word_from_the_question_is_framing_but_a_hedge_from_it_is_still_
     either = rec("report-fanout", "blob-gc or report-fanout",
                  question="Which job or component was behind the zephyr-push incident?")
     assert rules_only(either) is None
+
+
+def test_rule_set_hash_covers_every_function_and_table_deterministic_uses():
+    import types
+
+    def names_used(fn) -> set[str]:
+        names, codes = set(), [fn.__code__]
+        while codes:
+            code = codes.pop()
+            names |= set(code.co_names)
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        return names
+
+    functions, tables, todo = set(), set(), ["deterministic"]
+    while todo:
+        name = todo.pop()
+        functions.add(name)
+        for used in names_used(getattr(grading, name)):
+            value = getattr(grading, used, None)
+            if isinstance(value, types.FunctionType) and value.__module__ == "grading" and used not in functions:
+                todo.append(used)
+            elif used.isupper() and not isinstance(value, types.ModuleType):
+                tables.add(used)
+    assert functions <= set(grading.RULE_FUNCTIONS)
+    assert tables <= set(grading.RULE_TABLES)
+    assert {"normalize", "_contains_gold", "pure_abstention"} <= functions and {"HEDGES", "DECLINES"} <= tables
