@@ -1,16 +1,22 @@
 """Grade every answer in the run files, blinded and shuffled across systems.
 
-Layers, in order (seed guide, section 6), each verdict naming the layer that decided it:
+Layers, in order (seed guide, section 6), each verdict naming the layer that decided it. The
+rules decide only what is beyond doubt (grading.py); with an LLM judge configured, only an
+exact match and a pure abstention:
   exact       the normalized answer equals the normalized gold (Unicode NFKC, case, punctuation,
               whitespace, numbers and dates written one way)
-  abstention  the gold says the fact is unknown and the answer declines: correct
-  declined    the gold is a fact and the answer declines: incorrect
-  contains    the normalized gold appears in the answer on token boundaries, and the answer
-              neither hedges between options, negates, nor also names a known outdated value
+  abstention  the gold says the fact is unknown and the answer declines, and says nothing else
+  declined    no judge: the gold is a fact and the answer only declines: incorrect
+  contains    no judge: the answer states the gold on word boundaries, not glued into a longer
+              value, and nothing after it or around it (another value, a hedge, a negation, a
+              known outdated value) could make a reader doubt that the gold is its answer
   llm         otherwise, when judge_model is set: an LLM judge that sees only the question, the
               gold and the answer (never the system, the context or other answers), with the
               rubric of the question's source benchmark; non-JSON output is `unparseable`
   no_match    otherwise, with no judge model: incorrect (a strict lower bound, said in reports)
+
+Every verdict also says what the rules alone (no judge) would decide (`rules_only_verdict`,
+null when no rule decides), so score.py can count where the rules and the judge disagree.
 
 Usage:
   python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl
@@ -143,8 +149,14 @@ def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
             "repeat": rec["repeat"], BUDGET_FIELD: rec[BUDGET_FIELD], "case_id": rec["case_id"], "qid": rec["qid"],
             "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
             "answer": rec["answer"], **identity, "grader": grader_name, "rubric": rubric_for(rec),
-            "by": None, "verdict": None, "judge_served_model": None, "response_format": None,
-            "cached": False, "judge_error": None}
+            "by": None, "verdict": None, "rules_only_verdict": rules_only(rec), "judge_served_model": None,
+            "response_format": None, "cached": False, "judge_error": None}
+
+
+def rules_only(rec: dict) -> str | None:
+    """What a rule decides for this answer with no judge configured, or None when no rule does."""
+    decided = deterministic(rec, False) if rec["answer"] is not None else None
+    return decided[0] if decided else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ def verdict_for(rec: dict, verdict: str | None, by: str = "exact", grader: dict 
             "repeat": rec["repeat"], "context_token_budget": rec["context_token_budget"], "case_id": rec["case_id"],
             "qid": rec["qid"], "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
             "answer": rec["answer"], **verdict_identity(rec, grader), "grader": "rules-only", "rubric": "default",
-            "by": by, "verdict": verdict, "judge_served_model": None, "response_format": None, "cached": False,
+            "by": by, "verdict": verdict, "rules_only_verdict": None, "judge_served_model": None, "response_format": None, "cached": False,
             "judge_error": None}
 
 

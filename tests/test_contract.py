@@ -126,7 +126,8 @@ def test_a_corrected_gold_is_graded_again_and_score_refuses_the_stale_verdict(tm
     assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
     after = {v["qid"]: v for v in records(verdicts)}
     assert len(records(verdicts)) == len(after) == 6  # one line per graded answer
-    assert after[qid]["gold_answer"] == "Postgres 15" and after[qid]["verdict"] != before[qid]["verdict"]
+    assert after[qid]["gold_answer"] == "Postgres 15" and before[qid]["gold_answer"] == "Postgres 16"
+    assert after[qid]["inputs_sha256"] != before[qid]["inputs_sha256"]
     assert all(after[q] == before[q] for q in after if q != qid)  # the rest are reused as they were
     assert run_cli(score.main, ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle"]) == 0
 

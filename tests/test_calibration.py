@@ -1,0 +1,114 @@
+"""The judge calibration set (data/calibration.jsonl, issue "The instrument checks itself"):
+the file is what its generator writes, its questions are real ones from the bundled data, bad
+lines are refused naming path:line and the field, and the rates and kappa match hand-computed
+fixtures. Run with -s to see the rule layer's rates on the set."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "data"))
+
+from grading import (RIGHT_KINDS, WRONG_KINDS, calibration_rates, cohen_kappa, load_calibration,  # noqa: E402
+                     rules_verdict)
+from interface import InputError, read_jsonl  # noqa: E402
+
+CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
+BUNDLED_TYPES = {"single_hop", "multi_hop", "temporal", "knowledge_update", "abstention", "preference"}
+
+
+def test_calibration_file_is_exactly_what_its_generator_writes():
+    import make_calibration
+    assert make_calibration.main(["--check"]) == 0
+
+
+def test_calibration_set_uses_real_questions_of_every_bundled_type_and_every_kind():
+    items = load_calibration(CALIBRATION)
+    assert len(items) >= 150
+    assert {i["type"] for i in items} == BUNDLED_TYPES
+    assert {i["kind"] for i in items} == set(RIGHT_KINDS + WRONG_KINDS)
+    questions = {q["qid"]: q for name in ("dev.jsonl", "cases.jsonl")
+                 for _, case in read_jsonl(os.path.join(ROOT, "data", name)) for q in case["questions"]}
+    for item in items:
+        q = questions[item["qid"]]
+        assert (item["type"], item["question"], item["gold_answer"], item["meta"]) == \
+               (q["type"], q["question"], q["gold_answer"], q["meta"]), item["id"]
+
+
+GOOD = {"id": "c1", "qid": "mb001q2", "type": "preference", "question": "Which config file format does the user prefer?",
+        "gold_answer": "TOML", "meta": {}, "answer": "They prefer TOML.", "label": "correct", "kind": "paraphrase"}
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"label": None}, "label"),                   # None: the field is removed
+    ({"label": "right"}, "label"),
+    ({"kind": "sarcastic"}, "kind"),
+    ({"type": "trivia"}, "type"),
+    ({"kind": "hedge"}, "label"),                 # a known-wrong kind labelled correct
+    ({"kind": "outdated", "label": "incorrect"}, "meta"),  # outdated needs meta.outdated_answers
+    ({"meta": []}, "meta"),
+    ({"answer": " "}, "answer"),
+    ({"note": "x"}, "note"),
+    ({"id": "c0"}, "id"),                         # repeats the first line's id
+])
+def test_a_bad_calibration_line_is_refused_naming_path_line_and_field(tmp_path, change, field):
+    bad = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    path = tmp_path / "calibration.jsonl"
+    path.write_text(json.dumps({**GOOD, "id": "c0"}) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_calibration(str(path))
+    assert str(e.value).startswith(f"{path}:2: ") and f"'{field}'" in str(e.value)
+
+
+def test_calibration_rates_match_a_hand_computed_fixture():
+    items = [{"kind": k, "label": label} for k, label in (
+        ("verbose", "correct"), ("verbose", "correct"), ("paraphrase", "correct"),
+        ("hedge", "incorrect"), ("hedge", "incorrect"), ("outdated", "incorrect"))]
+    verdicts = ["correct", "incorrect", "unparseable", "correct", "incorrect", "incorrect"]
+    # Known right: 3, of which 2 rejected (item 2, and item 3 whose unparseable counts as
+    # incorrect): false-reject rate 2/3. Known wrong: 3, of which 1 accepted (item 4): 1/3.
+    # Per kind: verbose rejects 1 of 2, paraphrase 1 of 1, hedge accepts 1 of 2, outdated 0 of 1.
+    # Kappa: agreement on items 1, 5, 6 = 3/6; labels 3 correct / 3 incorrect, verdicts 2 / 4,
+    # chance = (3*2 + 3*4) / 36 = 1/2; kappa = (1/2 - 1/2) / (1 - 1/2) = 0.
+    rates = calibration_rates(items, verdicts)
+    assert rates["overall"] == {"n": 6, "known_wrong": 3, "known_right": 3, "false_accepts": 1,
+                                "false_rejects": 2, "false_accept_rate": pytest.approx(1 / 3),
+                                "false_reject_rate": pytest.approx(2 / 3)}
+    by_kind = {k: (r["false_accept_rate"], r["false_reject_rate"]) for k, r in rates["by_kind"].items()}
+    assert by_kind == {"verbose": (None, 0.5), "paraphrase": (None, 1.0), "hedge": (0.5, None), "outdated": (0.0, None)}
+    assert rates["kappa"] == 0.0
+
+
+def test_cohen_kappa_matches_hand_computed_values_and_is_none_when_undefined():
+    # 10 items, 8 agreements: observed 0.8; each rater says correct 5 times: chance 0.5;
+    # kappa = (0.8 - 0.5) / (1 - 0.5) = 0.6.
+    pairs = [("correct", "correct")] * 4 + [("incorrect", "incorrect")] * 4 + \
+            [("correct", "incorrect"), ("incorrect", "correct")]
+    assert cohen_kappa(pairs) == pytest.approx(0.6)
+    assert cohen_kappa([("correct", "correct"), ("incorrect", "incorrect")]) == 1.0
+    assert cohen_kappa([]) is None
+    assert cohen_kappa([("correct", "correct")] * 3) is None   # chance agreement is 1: undefined
+
+
+def test_calibration_rates_refuse_a_missing_verdict():
+    with pytest.raises(ValueError):
+        calibration_rates([{"kind": "verbose", "label": "correct"}], [None])
+
+
+@pytest.mark.parametrize("with_judge", [False, True])
+def test_rules_never_accept_a_known_wrong_calibration_answer(with_judge):
+    items = load_calibration(CALIBRATION)
+    accepted = [i["id"] for i in items if i["label"] == "incorrect" and rules_verdict(i, with_judge) == "correct"]
+    assert accepted == []
+    if not with_judge:
+        rates = calibration_rates(items, [rules_verdict(i, False) for i in items])
+        o = rates["overall"]
+        print(f"\nrules only on {o['n']} calibration items: false accepts {o['false_accepts']}/{o['known_wrong']}, "
+              f"false rejects {o['false_rejects']}/{o['known_right']}, kappa {rates['kappa']:.3f}")
+        for kind, r in rates["by_kind"].items():
+            rate = r["false_accept_rate"] if kind in WRONG_KINDS else r["false_reject_rate"]
+            print(f"  {kind:<24} n={r['n']:<3} {'false accept' if kind in WRONG_KINDS else 'false reject'} {rate:.3f}")
