@@ -49,7 +49,7 @@ from llm import LLMClient, Workers
 # be a resume and not a silent mix of two different experiments: this system's own identity,
 # and the contract that judge.py and score.py hold constant across files (interface.py).
 # Budget and repeat vary within one file; each record's must be one this run makes.
-IDENTITY_FIELDS = ("run_id", "backend", "backend_version", "time_aware", "extra_wait_s", "shard") + CONTRACT_FIELDS
+IDENTITY_FIELDS = ("run_id", "backend", "backend_id", "backend_version", "time_aware", "extra_wait_s", "shard") + CONTRACT_FIELDS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
     system = make_system(a.backend, cfg)
 
-    identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_version": system.version,
+    identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
                 "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets),

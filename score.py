@@ -1,73 +1,144 @@
-"""Score the systems: accuracy per system and per question type, retrieval recall apart from
-answer accuracy, and each system's paired difference to a baseline with a 95% cluster-bootstrap
-interval that resamples cases (seed guide, section 7).
+"""Score the systems: the metrics vector of each system, per question type and per budget, and
+each system's paired difference to a baseline with a 95% cluster-bootstrap interval that
+resamples clusters of questions (seed guide, section 7; "Metrics That Actually Matter").
+
+Per system (and budget): judged accuracy on answerable questions, with abstention apart;
+normalized exact match and token F1 (no judge needed); retrieval recall from provenance, and
+keyword recall for every system; staleness, contradiction and write precision from the
+dataset's annotations; gap closed between the none and oracle controls; where each wrong answer
+came from; tokens, calls and cost; ingest, flush and search latency at the store size measured;
+and, with repeats, the spread and the noise floor. A metric that cannot be measured is null,
+with the reason beside it, never 0.
 
 Usage:
   python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword
   python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword \\
       --json results/scores.json --markdown results/report.md --manifest results/manifest-RUN.json
+  jq -c '.questions[] | select(.cause == "reader_miss")' results/scores.json
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import random
+import statistics
 import sys
 from collections import Counter, defaultdict
 
-from grading import RULES_SHA256
-from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, VERDICT_IDENTITY_FIELDS, InputError,
-                       load_comparison, read_jsonl, record_key, run_cli, verdict_identity, write_atomic,
-                       write_json_atomic)
+import numpy as np
+
+from grading import RULES_SHA256, exact_match, states_value, token_f1
+from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, UNANSWERABLE_TYPES, VERDICT_IDENTITY_FIELDS,
+                       InputError, load_comparison, read_jsonl, record_key, run_cli, verdict_identity,
+                       write_atomic, write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
 ORACLE_MIN = 0.80         # `oracle` below this: the answer model or grader limits every score
+# Where a wrong answer came from, checked in this order (the first that applies).
+FAILURE_CAUSES = ("error", "unparseable", "judge_disagreement", "unmeasurable", "retrieval_miss", "budget_miss",
+                  "reader_miss")
+# Resamples drawn at once: bounds the memory of the bootstrap (block x clusters counts).
+BOOTSTRAP_BLOCK = 1000
+Z95 = 1.959964
 
+
+# ---------------------------------------------------------------------------------------------
+# Numbers
+# ---------------------------------------------------------------------------------------------
 
 def mean(xs: list) -> float | None:
     """Arithmetic mean; None for an empty list (not measurable, never NaN)."""
     return sum(xs) / len(xs) if xs else None
 
 
-def percentile(sorted_xs: list[float], q: float) -> float:
-    """The q-quantile of a sorted list by the nearest-rank method (no interpolation)."""
-    return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
+def percentile(sorted_xs, q: float) -> float:
+    """The q-quantile of a sorted sequence by the nearest-rank method (no interpolation)."""
+    return float(sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))])
 
 
-def cluster_bootstrap(diff_by_cluster: dict, resamples: int, seed: int) -> tuple[float, float, float]:
-    """Point estimate (mean over questions) and a 95% percentile interval from resampling whole
-    clusters with replacement: questions of one case, and cases cut from one conversation, are
-    not independent (seed guide, section 7). A cluster is a case unless the dataset says more."""
-    clusters = sorted(diff_by_cluster)
-    point = mean([d for c in clusters for d in diff_by_cluster[c]])
-    sums = {c: (sum(diff_by_cluster[c]), len(diff_by_cluster[c])) for c in clusters}
-    rng = random.Random(seed)
-    stats = []
-    for _ in range(resamples):
-        total = count = 0
-        for _ in clusters:
-            s, n = sums[clusters[rng.randrange(len(clusters))]]
-            total += s
-            count += n
-        stats.append(total / count)
-    stats.sort()
-    return point, percentile(stats, 0.025), percentile(stats, 0.975)
+class ClusterBootstrap:
+    """Resamples of whole clusters with replacement, shared by every statistic of one budget
+    (common random numbers: each interval is drawn from the same resamples). Questions of one
+    case, and cases cut from one conversation, are not independent (seed guide, section 7).
 
+    A resample is a vector of counts, how often each cluster was drawn; a statistic's total in
+    every resample is then one matrix product, so thousands of resamples cost milliseconds per
+    statistic instead of a Python loop per draw."""
+
+    def __init__(self, clusters: list, resamples: int, seed: int) -> None:
+        self.clusters = sorted(clusters)
+        self.index = {c: i for i, c in enumerate(self.clusters)}
+        self.resamples, self.seed = resamples, seed
+
+    def counts(self):
+        """Blocks of resamples as cluster-count matrices (block x clusters), the same every call."""
+        n = len(self.clusters)
+        for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
+            rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
+            rng = np.random.default_rng([self.seed, start])
+            draws = rng.integers(0, n, size=(rows, n))
+            flat = (np.arange(rows)[:, None] * n + draws).ravel()
+            yield np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
+
+    def totals(self, columns: np.ndarray) -> np.ndarray:
+        """Per-cluster sums (clusters x statistics) -> their totals in each resample
+        (resamples x statistics)."""
+        return np.vstack([block @ columns for block in self.counts()])
+
+    def column(self, per_cluster: dict) -> np.ndarray:
+        """A {cluster: value} mapping as a column over this bootstrap's clusters (0 elsewhere)."""
+        col = np.zeros(len(self.clusters))
+        for c, v in per_cluster.items():
+            col[self.index[c]] = v
+        return col
+
+
+def interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    """The 95% percentile interval of a statistic's resampled values (NaN = undefined in that
+    resample, dropped); None when more than 5% are undefined."""
+    ok = np.sort(values[~np.isnan(values)])
+    if len(ok) < 0.95 * len(values) or not len(ok):
+        return None, None
+    return percentile(ok, 0.025), percentile(ok, 0.975)
+
+
+def ratio_interval(boot: ClusterBootstrap, num: dict, den: dict) -> tuple[float | None, float | None]:
+    """Interval of sum(num)/sum(den) over resampled clusters."""
+    t = boot.totals(np.column_stack([boot.column(num), boot.column(den)]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return interval(np.where(t[:, 1] > 0, t[:, 0] / t[:, 1], np.nan))
+
+
+def cluster_bootstrap(diff_by_cluster: dict, resamples: int, seed: int) -> tuple[float, float | None, float | None]:
+    """Point estimate (mean over questions) and a 95% interval of one paired difference,
+    resampling whole clusters; the interval is None from a single cluster, since resampling
+    one cluster always draws it and a zero width would read as certainty."""
+    point = mean([d for ds in diff_by_cluster.values() for d in ds])
+    boot = ClusterBootstrap(list(diff_by_cluster), resamples, seed)
+    lo, hi = ratio_interval(boot, {c: sum(ds) for c, ds in diff_by_cluster.items()},
+                            {c: len(ds) for c, ds in diff_by_cluster.items()})
+    if len(diff_by_cluster) < 2:
+        lo = hi = None
+    return point, lo, hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Files: verdicts paired with their run records
+# ---------------------------------------------------------------------------------------------
 
 def system_label(rec: dict, several_budgets: bool) -> str:
-    """One row per system, repeat and budget: repeats and budgets are rows of their own."""
-    label = rec["backend"] if rec["repeat"] == 0 else f"{rec['backend']}#r{rec['repeat']}"
-    return f"{label}@{rec[BUDGET_FIELD]}" if several_budgets else label
+    """One row per system and budget: a budget sweep's budgets are rows of their own; repeats
+    are folded into their system's row (the spread and noise floor)."""
+    return f"{rec['backend']}@{rec[BUDGET_FIELD]}" if several_budgets else rec["backend"]
 
 
 def load_verdicts(path: str) -> dict:
     """Verdicts keyed by interface.record_key, with their line; two for one answer is an error."""
     out: dict = {}
     for lineno, v in read_jsonl(path):
-        missing = [f for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "judge_error")
-                   + VERDICT_IDENTITY_FIELDS if f not in v]
+        missing = [f for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "judge_error",
+                               "rules_only_verdict") + VERDICT_IDENTITY_FIELDS if f not in v]
         if missing:
             raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
                              f"rerun judge.py")
@@ -79,24 +150,28 @@ def load_verdicts(path: str) -> dict:
     return out
 
 
-def pair_verdicts(records: list[dict], verdicts: dict, path: str) -> list[tuple[dict, dict]]:
-    """Each run record with its verdict, refusing a verdict that does not belong to exactly
-    this record under one grader: graded against another gold, answer or annotation, by another
-    rule set than this code's, or by a mix of judges."""
+def pair_verdicts(records: list[dict], verdicts: dict, path: str | None) -> list[tuple[dict, dict | None]]:
+    """Each run record with its verdict (None for a retrieval-only record, which has no answer
+    to grade), refusing a verdict that does not belong to exactly this record under one grader:
+    graded against another gold, answer or annotation, by another rule set than this code's, or
+    by a mix of judges."""
+    graded = [r for r in records if not r["retrieval_only"]]
+    if graded and path is None:
+        raise InputError("--verdicts is required for run files with answers (run judge.py first)")
     used = {tuple(verdicts[record_key(r)][1][f] for f in VERDICT_IDENTITY_FIELDS[1:])
-            for r in records if record_key(r) in verdicts}
+            for r in graded if record_key(r) in verdicts}
     if len(used) > 1:
         raise InputError(f"{path}: the verdicts of these runs come from {len(used)} different graders "
                          f"(rule sets or judge models: {sorted(map(str, used))}); grade them together: "
                          f"rerun judge.py on all of them")
-    pairs = []
-    for r in records:
+    pairs: list = [(r, None) for r in records if r["retrieval_only"]]
+    for r in graded:
         found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
         if found is None:
             raise InputError(f"{path}: no verdict for {r['backend']!r} question {r['qid']!r}; "
                              f"run judge.py on these runs first")
         lineno, v = found
-        grader = dict(zip(VERDICT_IDENTITY_FIELDS[1:], (v[f] for f in VERDICT_IDENTITY_FIELDS[1:])))
+        grader = {f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}
         if v["rules_sha256"] != RULES_SHA256:
             raise InputError(f"{path}:{lineno}: graded by another rule set (rules_sha256 "
                              f"{v['rules_sha256'][:12]}, this code's is {RULES_SHA256[:12]}); rerun judge.py")
@@ -108,18 +183,71 @@ def pair_verdicts(records: list[dict], verdicts: dict, path: str) -> list[tuple[
     return pairs
 
 
-def score_system(rows: list[tuple[dict, dict]]) -> dict:
-    """Every number of one system's row, from its (run record, verdict) pairs."""
-    ok, layers, by_type = [], defaultdict(int), defaultdict(list)
-    unparseable = errors = 0
-    recs = [r for r, _ in rows]
-    for r, v in rows:
-        correct = v["verdict"] == "correct"
-        ok.append(correct)
-        by_type[r["type"]].append(correct)
-        layers[v["by"]] += 1
-        unparseable += v["verdict"] == "unparseable"
-        errors += r["error"] is not None or v["judge_error"] is not None
+# ---------------------------------------------------------------------------------------------
+# One question: what happened to it
+# ---------------------------------------------------------------------------------------------
+
+def answerable(rec: dict) -> bool:
+    """The gold is a fact in the history (not abstention, adversarial or flagged unanswerable)."""
+    return rec["type"] not in UNANSWERABLE_TYPES and not (rec["meta"] or {}).get("abstention")
+
+
+def failure_cause(rec: dict, v: dict | None) -> str | None:
+    """Where a wrong answer came from, one cause per question (None for a right answer or an
+    ungraded one): the run or judge failed; the judge's output was unparseable; the rules and
+    the LLM judge would decide differently; no provenance to tell; no evidence turn retrieved
+    (retrieval_miss); retrieved but cut by the budget (budget_miss); all evidence in the
+    context and still wrong (reader_miss; for an unanswerable question, any wrong answer: the
+    reader answered instead of declining)."""
+    if v is None or v["verdict"] == "correct":
+        return None
+    if rec["error"] is not None or v["judge_error"] is not None:
+        return "error"
+    if v["verdict"] == "unparseable":
+        return "unparseable"
+    if v["by"] == "llm" and v["rules_only_verdict"] not in (None, v["verdict"]):
+        return "judge_disagreement"
+    if not rec["evidence"]:
+        return "reader_miss"
+    if rec["context_ids"] is None or rec["retrieved_ids"] is None:
+        return "unmeasurable"
+    missing = set(rec["evidence"]) - set(rec["context_ids"])
+    if not missing:
+        return "reader_miss"
+    return "budget_miss" if missing & set(rec["retrieved_ids"]) else "retrieval_miss"
+
+
+def question_row(rec: dict, v: dict | None) -> dict:
+    """The per-question facts every metric is computed from (and the JSON's `questions` list)."""
+    answer = rec["answer"]
+    meta = rec["meta"] or {}  # meta is optional in the dataset contract; run.py writes {} then
+    row = {"system": None, "qid": rec["qid"], "case_id": rec["case_id"], "cluster": rec["cluster"],
+           "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
+           "answerable": answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
+           "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
+           "exact_match": None, "token_f1": None, "contradicts": None}
+    if v is not None:
+        row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer)
+        row["token_f1"] = token_f1(rec["gold_answer"], answer) if answer is not None else 0.0
+        outdated = meta.get("outdated_answers") or []
+        if outdated and answer is not None:
+            # Stating a replaced value as the answer; naming it beside the current one is history.
+            row["contradicts"] = (any(states_value(answer, o) for o in outdated)
+                                  and not states_value(answer, rec["gold_answer"]))
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# One system: the metrics vector
+# ---------------------------------------------------------------------------------------------
+
+def share(flags: list, why_empty: str) -> tuple[float | None, str | None]:
+    """The share of true flags, or (None, why) when there is nothing to measure."""
+    return (mean([bool(f) for f in flags]), None) if flags else (None, why_empty)
+
+
+def recall_metrics(recs: list[dict]) -> dict:
+    """Retrieval recall from provenance, and keyword recall (needs none), with reasons."""
     with_evidence = [r for r in recs if r["evidence"]]
     measured = [r for r in with_evidence if r["retrieved_ids"] is not None and r["context_ids"] is not None]
     # Why recall is missing matters: a failed question retrieved nothing to measure, while a
@@ -128,33 +256,308 @@ def score_system(rows: list[tuple[dict, dict]]) -> dict:
     unknown = len(with_evidence) - len(measured) - failed
     why = "; ".join(([f"{failed} failed"] if failed else []) +
                     ([f"{unknown} returned hits without provenance (source ids)"] if unknown else []))
-    recall_note = None
+    note = None
     if not with_evidence:
-        recall_note = "no question has gold evidence"
+        note = "no question has gold evidence"
     elif not measured:
-        recall_note = f"not measurable: of {len(with_evidence)} questions with evidence, {why}"
+        note = f"not measurable: of {len(with_evidence)} questions with evidence, {why}"
     elif len(measured) < len(with_evidence):
-        recall_note = f"measured on {len(measured)} of {len(with_evidence)} questions ({why})"
-    first_error = next((r["error"] for r in recs if r["error"] is not None),
-                       next((v["judge_error"] for _, v in rows if v["judge_error"] is not None), None))
-    tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
-    search = sorted(r["search_ms"] for r in recs if r.get("search_ms") is not None)  # absent for controls
-    first = recs[0]
+        note = f"measured on {len(measured)} of {len(with_evidence)} questions ({why})"
+    keyworded = [r for r in recs if r["keyword_ranks"] is not None]
+    kw_note = None if keyworded else ("no question has keywords (meta.keywords)" if not any(
+        (r["meta"] or {}).get("keywords") for r in recs) else "every question with keywords failed")
     return {
-        "backend": first["backend"], "backend_version": first["backend_version"], "repeat": first["repeat"],
-        "internal_model": first.get("internal_model"), "flush_note": first.get("flush_note"),
-        "n": len(recs), "correct": sum(ok), "accuracy": mean(ok),
         "recall_any_at_k": mean([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured]),
         "recall_all_in_context": mean([set(r["evidence"]) <= set(r["context_ids"]) for r in measured]),
-        "recall_n": len(measured), "recall_note": recall_note,
-        "unparseable": unparseable, "errors": errors, "first_error": first_error,
-        "mean_context_tokens": mean(tokens),
-        "search_ms_p50": percentile(search, 0.5) if search else None,
-        "search_ms_p95": percentile(search, 0.95) if search else None,
-        "by_type": {t: {"n": len(v), "accuracy": mean(v)} for t, v in sorted(by_type.items())},
-        "decided_by": dict(sorted(layers.items())),
+        "recall_n": len(measured), "recall_note": note,
+        "keyword_recall_at_k": mean([bool(r["keyword_ranks"]) for r in keyworded]),
+        "keyword_recall_in_context": mean([any(k <= r["hits_kept"] for k in r["keyword_ranks"]) for r in keyworded]),
+        "keyword_recall_n": len(keyworded), "keyword_recall_note": kw_note,
     }
 
+
+def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Staleness, contradiction and write precision from the dataset's annotations; no model."""
+    annotated = [r for r in recs if (r["meta"] or {}).get("superseded_evidence")]
+    traced = [r for r in annotated if r["context_ids"] is not None]
+    stale = sum(len(set(r["context_ids"]) & set(r["meta"]["superseded_evidence"])) for r in traced)
+    items = sum(len(r["context_ids"]) for r in traced)
+    if not annotated:
+        stale_note = "the dataset marks no superseded evidence (meta.superseded_evidence)"
+    elif not traced:
+        stale_note = "needs provenance: no annotated question's context has source ids"
+    elif not items:
+        stale_note = "no item reached the context of an annotated question"
+    else:
+        stale_note = None if len(traced) == len(annotated) else \
+            f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
+    contradiction, contra_note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
+                                       "no answered question has outdated values (meta.outdated_answers)"
+                                       if not any(x["verdict"] is None for x in rows) else
+                                       "no answers were graded (retrieval-only run)")
+    # Write precision: of the items stored, the share that ever reached a context that produced
+    # a correct answer. Items are counted per case (ids are unique within a case only).
+    stored = sum({(r["case_id"], r["repeat"]): r["added_items"] or 0 for r in recs}.values())
+    graded = [(r, x) for r, x in zip(recs, rows) if x["correct"] is not None]
+    wp_note = None
+    if not stored:
+        wp, wp_note = None, "the system stored nothing (a control, or every ingestion failed)"
+    elif not graded:
+        wp, wp_note = None, "no answers were graded (retrieval-only run)"
+    elif any(x["correct"] and r["context_ids"] is None for r, x in graded):
+        wp, wp_note = None, "needs provenance: a correct answer's context has no source ids"
+    else:
+        useful = {(r["case_id"], r["repeat"], i) for r, x in graded if x["correct"] for i in r["context_ids"]}
+        wp = len(useful) / stored
+    return {"staleness": stale / items if stale_note is None or stale_note.startswith("measured") else None,
+            "staleness_note": stale_note, "staleness_n": len(traced),
+            "contradiction": contradiction, "contradiction_note": contra_note,
+            "write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}
+
+
+def cost_metrics(recs: list[dict]) -> dict:
+    """Tokens and calls: the context, the answer model's usage, and the system's own model."""
+    asked = [r for r in recs if not r["retrieval_only"]]
+    usage = [r["usage"] for r in asked if r["usage"] is not None]
+    per_case = {(r["case_id"], r["repeat"]): r["internal_usage"] for r in recs if r["internal_usage"] is not None}
+    internal = {k: sum(u[k] for u in per_case.values()) for k in ("calls", "cached", "prompt_tokens",
+                                                                  "completion_tokens")} if per_case else None
+    tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
+    return {
+        "mean_context_tokens": mean(tokens), "total_context_tokens": sum(tokens) if tokens else None,
+        "answer_calls": len(asked), "answer_calls_cached": sum(1 for r in asked if r["cached"]),
+        "answer_requests": sum(1 + r["retries"] for r in asked if not r["cached"]),
+        "prompt_tokens": sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
+        "completion_tokens": sum(u["completion_tokens"] or 0 for u in usage) if usage else None,
+        "mean_prompt_tokens": mean([u["prompt_tokens"] for u in usage if u["prompt_tokens"] is not None]),
+        "usage_note": None if usage or not asked else "the endpoint reported no token usage",
+        "internal_usage": internal,
+    }
+
+
+def latency_metrics(recs: list[dict]) -> dict:
+    """Ingest and flush seconds per case, search latency, and the store size they were measured
+    at; whether answer calls were in flight (sharing the CPU with a local model) during search."""
+    cases = {(r["case_id"], r["repeat"]): r for r in recs if r["ingest_s"] is not None}
+    searches = {(r["qid"], r["repeat"]): r for r in recs if r["search_ms"] is not None}
+    ms = sorted(r["search_ms"] for r in searches.values())
+    sizes = [r["added_items"] for r in cases.values() if r["added_items"]]
+    contended = [r["search_calls_in_flight"] > 0 for r in searches.values() if r["search_calls_in_flight"] is not None]
+    stat = lambda xs: {"mean": mean(xs), "p50": percentile(sorted(xs), 0.5), "max": max(xs)} if xs else None
+    return {"ingest_s": stat([r["ingest_s"] for r in cases.values()]),
+            "flush_s": stat([r["flush_s"] for r in cases.values()]),
+            "search_ms_p50": percentile(ms, 0.5) if ms else None,
+            "search_ms_p95": percentile(ms, 0.95) if ms else None,
+            "search_ms_max": ms[-1] if ms else None,
+            "store_items_mean": mean(sizes), "store_items_max": max(sizes) if sizes else None,
+            "search_contended_share": mean(contended)}
+
+
+def accuracy_metrics(rows: list[dict]) -> dict:
+    """Judged accuracy on answerable questions (the headline), on unanswerable ones apart, and
+    the judge-free exact match and token F1, overall and per type."""
+    graded = [x for x in rows if x["correct"] is not None]
+    ans = [x for x in graded if x["answerable"]]
+    una = [x for x in graded if not x["answerable"]]
+    by_type = defaultdict(list)
+    for x in graded:
+        by_type[x["type"]].append(x)
+    causes = Counter(x["cause"] for x in graded if x["cause"] is not None)
+    return {
+        "n": len(rows), "graded": len(graded), "correct": sum(x["correct"] for x in graded),
+        "accuracy": mean([x["correct"] for x in ans]), "accuracy_n": len(ans),
+        "abstention_accuracy": mean([x["correct"] for x in una]), "abstention_n": len(una),
+        "accuracy_all": mean([x["correct"] for x in graded]),
+        "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+        "exact_match": mean([x["exact_match"] for x in graded]), "token_f1": mean([x["token_f1"] for x in graded]),
+        "by_type": {t: {"n": len(xs), "accuracy": mean([x["correct"] for x in xs]),
+                        "exact_match": mean([x["exact_match"] for x in xs]),
+                        "token_f1": mean([x["token_f1"] for x in xs])} for t, xs in sorted(by_type.items())},
+        "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
+        "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
+        "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
+    }
+
+
+def score_system(pairs: list[tuple[dict, dict | None]], rows: list[dict] | None = None) -> dict:
+    """Every number of one system's row, from its repeat-0 (run record, verdict) pairs and
+    their question rows (computed here when not given)."""
+    rows = rows if rows is not None else [question_row(r, v) for r, v in pairs]
+    recs = [r for r, _ in pairs]
+    first = recs[0]
+    errors = sum(1 for r, v in pairs if r["error"] is not None or (v is not None and v["judge_error"] is not None))
+    first_error = next((r["error"] for r in recs if r["error"] is not None),
+                       next((v["judge_error"] for _, v in pairs if v is not None and v["judge_error"] is not None), None))
+    return {
+        "backend": first["backend"], "backend_version": first["backend_version"], "budget": first[BUDGET_FIELD],
+        "internal_model": first["internal_model"], "flush_note": first["flush_note"],
+        "time_aware": first["time_aware"], "retrieval_only": first["retrieval_only"],
+        **accuracy_metrics(rows), **recall_metrics(recs), **memory_metrics(recs, rows),
+        **cost_metrics(recs), **latency_metrics(recs), "errors": errors, "first_error": first_error,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Between systems: paired differences, gap closed, the noise floor, the detectable difference
+# ---------------------------------------------------------------------------------------------
+
+def correct_by_cluster(rows: list[dict], keep) -> tuple[dict, dict]:
+    """Per cluster: number correct and number graded, over the rows keep() selects."""
+    hits, counts = defaultdict(int), defaultdict(int)
+    for x in rows:
+        if x["correct"] is not None and keep(x):
+            hits[x["cluster"]] += x["correct"]
+            counts[x["cluster"]] += 1
+    return hits, counts
+
+
+def paired(boot: ClusterBootstrap, rows_a: list[dict], rows_b: list[dict], keep) -> dict | None:
+    """A's accuracy minus B's over the questions both graded that keep() selects: the point
+    (mean over questions) and the 95% interval from resampling clusters."""
+    b = {x["qid"]: x for x in rows_b if x["correct"] is not None and keep(x)}
+    diff, counts = defaultdict(int), defaultdict(int)
+    for x in rows_a:
+        if x["correct"] is not None and keep(x) and x["qid"] in b:
+            diff[x["cluster"]] += int(x["correct"]) - int(b[x["qid"]]["correct"])
+            counts[x["cluster"]] += 1
+    n = sum(counts.values())
+    if not n:
+        return None
+    lo, hi = ratio_interval(boot, diff, counts)
+    if len(counts) < 2:
+        lo = hi = None  # one cluster: resampling always draws it; zero width would read as certainty
+    return {"difference": sum(diff.values()) / n, "ci_low": lo, "ci_high": hi, "questions": n,
+            "clusters": len(counts)}
+
+
+def gap_closed(boot: ClusterBootstrap, rows: list[dict], none: list[dict], oracle: list[dict]) -> dict:
+    """(system - none) / (oracle - none) on answerable questions, with its interval: how much of
+    the distance from no memory to perfect evidence a system covers, which reads the same for a
+    strong or a weak answer model."""
+    cols = [correct_by_cluster(r, lambda x: x["answerable"]) for r in (rows, none, oracle)]
+    n = sum(cols[0][1].values())
+    if not n or sum(cols[1][1].values()) != n or sum(cols[2][1].values()) != n:
+        return {"gap_closed": None, "gap_closed_ci": None,
+                "gap_closed_note": "needs the none and oracle controls graded on the same answerable questions"}
+    s, z, o = (sum(c[0].values()) / n for c in cols)
+    if o - z <= 0:
+        return {"gap_closed": None, "gap_closed_ci": None,
+                "gap_closed_note": "not defined: the oracle control does not score above none"}
+    t = boot.totals(np.column_stack([boot.column(c[0]) for c in cols]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = interval(np.where(t[:, 2] > t[:, 1], (t[:, 0] - t[:, 1]) / (t[:, 2] - t[:, 1]), np.nan))
+    return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi], "gap_closed_note": None}
+
+
+def minimum_detectable(boot: ClusterBootstrap, rows: list[dict]) -> dict:
+    """The smallest accuracy difference this dataset could tell from zero: the half-width of a
+    95% interval for the difference between two systems each as variable over clusters as this
+    one (z * sqrt(2) * the bootstrap SD of its accuracy). A paired design correlates the two,
+    so this errs on the wide side."""
+    hits, counts = correct_by_cluster(rows, lambda x: x["answerable"])
+    if len(counts) < 2:
+        return {"value": None, "note": "needs at least two clusters of graded answerable questions"}
+    t = boot.totals(np.column_stack([boot.column(hits), boot.column(counts)]))
+    acc = t[:, 0][t[:, 1] > 0] / t[:, 1][t[:, 1] > 0]
+    return {"value": float(Z95 * math.sqrt(2) * acc.std()), "note": None}
+
+
+def repeat_metrics(boot: ClusterBootstrap, rows_by_repeat: dict) -> dict:
+    """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat 0,
+    paired over questions, with its interval (seed guide, section 9.3)."""
+    accs = {r: mean([x["correct"] for x in rows if x["correct"] is not None and x["answerable"]])
+            for r, rows in sorted(rows_by_repeat.items())}
+    if len(accs) < 2:
+        return {"repeats": len(accs), "repeat_accuracy": None, "noise_floor": None,
+                "noise_floor_note": "a single repeat: run with --repeat 2 or more to measure the noise floor"}
+    values = [a for a in accs.values() if a is not None]
+    floor = paired(boot, rows_by_repeat[1], rows_by_repeat[0], lambda x: x["answerable"])
+    return {"repeats": len(accs), "repeat_accuracy": {
+                "per_repeat": list(accs.values()), "mean": mean(values),
+                "sd": statistics.stdev(values) if len(values) > 1 else None,
+                "min": min(values) if values else None, "max": max(values) if values else None},
+            "noise_floor": floor, "noise_floor_note": None if floor else "no graded answers to compare"}
+
+
+def noise_half_width(system: dict) -> float | None:
+    """How far from zero a repeat of this system wandered: the larger end of its interval."""
+    floor = system["noise_floor"]
+    if not floor or floor["ci_low"] is None:
+        return None
+    return max(abs(floor["ci_low"]), abs(floor["ci_high"]))
+
+
+def differences(systems: dict, rows: dict, baseline: str, boot: ClusterBootstrap) -> list[dict]:
+    """Each system against the baseline at one budget: the headline over answerable questions,
+    per question type, and abstention (unanswerable questions) on its own; flagged when the
+    difference is no larger than either system's noise floor."""
+    out = []
+    base = rows[baseline]
+    floors = [w for w in (noise_half_width(systems[baseline]),) if w is not None]
+    types = sorted({x["type"] for x in base})
+    for label, own in rows.items():
+        if label == baseline:
+            continue
+        d = paired(boot, own, base, lambda x: x["answerable"])
+        if d is None and not any(x["correct"] is not None for x in own):
+            continue
+        own_floor = [w for w in (noise_half_width(systems[label]),) if w is not None]
+        floor = max(floors + own_floor) if floors + own_floor else None
+        out.append({"system": label, "baseline": baseline, "budget": systems[label]["budget"],
+                    **(d or {"difference": None, "ci_low": None, "ci_high": None, "questions": 0, "clusters": 0}),
+                    "cases": len({x["case_id"] for x in own if x["correct"] is not None}),
+                    "abstention": paired(boot, own, base, lambda x: not x["answerable"]),
+                    "by_type": {t: paired(boot, own, base, lambda x, t=t: x["type"] == t) for t in types},
+                    "noise_floor": floor,
+                    "within_noise_floor": None if floor is None or d is None else abs(d["difference"]) <= floor})
+    return out
+
+
+def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples: int, seed: int
+                ) -> tuple[list[dict], list[dict], list[dict], dict]:
+    """The systems, the differences, the per-question rows and the minimum detectable
+    difference of each budget, all from one set of cluster resamples per budget."""
+    several = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
+    by_label: dict = defaultdict(lambda: defaultdict(list))  # label -> repeat -> [(rec, verdict, row)]
+    for r, v in pairs:
+        row = {**question_row(r, v), "system": system_label(r, several)}
+        by_label[row["system"]][r["repeat"]].append((r, v, row))
+    budgets = sorted({r[BUDGET_FIELD] for r, _ in pairs})
+    base_name = baseline
+    systems, diffs, questions, mdd = [], [], [], {}
+    for budget in budgets:
+        labels = sorted(l for l, reps in by_label.items() if reps[min(reps)][0][0][BUDGET_FIELD] == budget)
+        boot = ClusterBootstrap(sorted({row["cluster"] for l in labels for reps in by_label[l].values()
+                                        for _, _, row in reps}), resamples, seed)
+        scored, rows = {}, {}
+        for label in labels:
+            reps = by_label[label]
+            first = reps[min(reps)]
+            rows[label] = [row for _, _, row in first]
+            rows_by_repeat = {rep: [row for _, _, row in items] for rep, items in reps.items()}
+            scored[label] = {"label": label, **score_system([(r, v) for r, v, _ in first], rows[label]),
+                             **repeat_metrics(boot, rows_by_repeat)}
+            questions += [{k: row[k] for k in ("system", "qid", "case_id", "type", "budget", "repeat", "verdict",
+                                              "by", "cause", "exact_match", "token_f1")}
+                          for items in reps.values() for _, _, row in items]
+        none, oracle = (next((l for l in labels if scored[l]["backend"] == c), None) for c in ("none", "oracle"))
+        for label in labels:
+            scored[label].update(gap_closed(boot, rows[label], rows[none], rows[oracle]) if none and oracle else
+                                 {"gap_closed": None, "gap_closed_ci": None,
+                                  "gap_closed_note": "needs both the none and oracle controls in the comparison"})
+        base_label = f"{base_name}@{budget}" if several else base_name
+        if base_label not in scored:
+            raise InputError(f"--baseline {baseline!r} is not among the systems at budget {budget}: "
+                             f"{', '.join(sorted(s['backend'] for s in scored.values()))}")
+        diffs += differences(scored, rows, base_label, boot)
+        mdd[str(budget)] = minimum_detectable(boot, rows[base_label])
+        systems += [scored[l] for l in labels]
+    return systems, diffs, questions, mdd
+
+
+# ---------------------------------------------------------------------------------------------
+# Words and tables
+# ---------------------------------------------------------------------------------------------
 
 def fmt(x: float | None, signed: bool = False) -> str:
     """Numbers for people: 3 decimals, n/a for not measurable."""
@@ -163,71 +566,100 @@ def fmt(x: float | None, signed: bool = False) -> str:
     return f"{x:+.3f}" if signed else f"{x:.3f}"
 
 
+def ci(d: dict | None) -> str:
+    """A difference with its interval, in words."""
+    if d is None:
+        return "n/a"
+    if d["ci_low"] is None:
+        return f"{fmt(d['difference'], True)} [no interval]"
+    return f"{fmt(d['difference'], True)} [{fmt(d['ci_low'], True)}, {fmt(d['ci_high'], True)}]"
+
+
+MAIN_COLUMNS = (("accuracy", "accuracy"), ("abstention", "abstention_accuracy"), ("gap closed", "gap_closed"),
+                ("EM", "exact_match"), ("F1", "token_f1"), ("recall_any@k", "recall_any_at_k"),
+                ("recall_all ctx", "recall_all_in_context"), ("kw recall@k", "keyword_recall_at_k"),
+                ("staleness", "staleness"), ("contradiction", "contradiction"), ("write prec", "write_precision"))
+
+
 def render_text(scores: dict) -> str:
-    """The readable stdout table."""
-    out = ["system | n | accuracy | recall_any@k | recall_all(ctx) | unparseable | errors | ctx tokens"]
+    """The readable stdout tables."""
+    out = ["system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | ctx tokens | search p95 ms | errors"]
     for s in scores["systems"]:
-        out.append(f"{s['label']} | {s['n']} | {fmt(s['accuracy'])} | {fmt(s['recall_any_at_k'])} | "
-                   f"{fmt(s['recall_all_in_context'])} | {s['unparseable']} | {s['errors']} | "
-                   f"{fmt(s['mean_context_tokens'])}")
+        out.append(f"{s['label']} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
+                   + f" | {fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']}")
     out.append("\naccuracy by question type (n)")
     for s in scores["systems"]:
         types = ", ".join(f"{t}={fmt(v['accuracy'])}({v['n']})" for t, v in s["by_type"].items())
-        out.append(f"{s['label']}: {types}")
-    out.append(f"\npaired difference vs {scores['baseline']} "
-               f"(cluster bootstrap over cases, {scores['resamples']} resamples, 95% CI)")
-    for d in scores["differences"]:
-        out.append(f"{d['system']}: {fmt(d['difference'], True)}  [{fmt(d['ci_low'], True)}, "
-                   f"{fmt(d['ci_high'], True)}]  over {d['questions']} questions in {d['cases']} cases "
-                   f"({d['clusters']} clusters)")
+        out.append(f"{s['label']}: {types or 'not graded'}")
+    if len(scores["budgets"]) > 1:
+        out.append("\nbudget curve: accuracy / recall_all in context")
+        for backend in sorted({s["backend"] for s in scores["systems"]}):
+            points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])}"
+                      for s in scores["systems"] if s["backend"] == backend]
+            out.append(f"{backend}: " + ", ".join(points))
+    out.append("\nwhere the wrong answers came from")
     for s in scores["systems"]:
-        if s["recall_note"]:
-            out.append(f"note: {s['label']}: recall {s['recall_note']}")
+        causes = ", ".join(f"{c} {n}" for c, n in s["failure_causes"].items() if n)
+        out.append(f"{s['label']}: {causes or 'none'}")
+    out.append(f"\npaired difference vs {scores['baseline']} on answerable questions (cluster bootstrap, "
+               f"{scores['resamples']} resamples, 95% CI); abstention apart")
+    for d in scores["differences"]:
+        flag = "  (within the noise floor)" if d["within_noise_floor"] else ""
+        out.append(f"{d['system']}: {ci(d)}  over {d['questions']} questions in {d['clusters']} clusters; "
+                   f"abstention {ci(d['abstention'])}{flag}")
+    for budget, m in scores["minimum_detectable_difference"].items():
+        out.append(f"minimum detectable difference at budget {budget}: {fmt(m['value'])}"
+                   + (f" ({m['note']})" if m["note"] else ""))
+    for s in scores["systems"]:
+        if s["noise_floor"]:
+            out.append(f"noise floor of {s['label']} (repeat 1 vs 0): {ci(s['noise_floor'])}")
+    for s in scores["systems"]:
+        for key in ("accuracy_note", "recall_note", "keyword_recall_note", "staleness_note", "contradiction_note",
+                    "write_precision_note", "gap_closed_note"):
+            if s[key]:
+                out.append(f"note: {s['label']}: {key.removesuffix('_note')}: {s[key]}")
     for w in scores["warnings"]:
         out.append(f"warning: {w}")
     return "\n".join(out)
 
 
-def factual_accuracy(system: dict) -> float | None:
-    """Accuracy over the questions whose gold is a fact (not abstention or adversarial)."""
-    factual = [v for t, v in system["by_type"].items() if t not in ("abstention", "adversarial")]
-    n = sum(v["n"] for v in factual)
-    return sum(v["accuracy"] * v["n"] for v in factual) / n if n else None
-
-
 def findings(scores: dict) -> list[str]:
-    """Plain-words checks of the instrument itself, from the controls (seed guide, 9.1)."""
-    by = {s["label"]: s for s in scores["systems"]}
+    """Plain-words checks of the instrument itself, from the controls (seed guide, 9.1), budget
+    by budget; and every disclosure a reader needs (no provenance, internal models, failures)."""
     notes = []
-    if "none" in by:
-        acc = factual_accuracy(by["none"])
-        for s in scores["systems"]:
-            own = factual_accuracy(s)
-            if s["label"] not in CONTROL_NAMES and acc is not None and own is not None and own < acc:
-                notes.append(f"`{s['label']}` answers fewer factual questions ({own:.1%}) than the `none` "
-                             f"control ({acc:.1%}): its context misleads the answer model.")
-        if acc is not None and acc > NONE_FACTUAL_MAX:
-            notes.append(f"The `none` control (no memory at all) answers {acc:.1%} of factual questions "
-                         f"correctly: some gold answers can be guessed without memory. Treat those "
-                         f"questions with suspicion.")
-        elif acc is not None:
-            notes.append(f"The `none` control answers {acc:.1%} of factual questions correctly: the gold "
-                         f"answers are not guessable, as they should be.")
-    if "oracle" in by:
-        acc = by["oracle"]["accuracy"]
-        if acc is not None and acc < ORACLE_MIN:
-            notes.append(f"The `oracle` control, given exactly the gold evidence, reaches only {acc:.1%}. "
-                         f"That is the ceiling of this answer model and grader on this dataset, not a "
-                         f"property of any memory system: read every system's accuracy against it, and "
-                         f"prefer the retrieval recall columns, which do not depend on the answer model.")
-        else:
-            notes.append(f"The `oracle` control reaches {acc:.1%}: the answer model and grader can answer "
-                         f"when given the right evidence.")
-        for s in scores["systems"]:
-            if s["label"] not in CONTROL_NAMES and s["accuracy"] is not None and acc is not None \
-                    and s["accuracy"] > acc:
-                notes.append(f"`{s['label']}` scores above the oracle: audit the evidence labels of the "
-                             f"questions it gets right and the oracle does not.")
+    for budget in scores["budgets"]:
+        systems = [s for s in scores["systems"] if s["budget"] == budget]
+        at = f" (budget {budget})" if len(scores["budgets"]) > 1 else ""
+        by = {s["backend"]: s for s in systems}
+        none, oracle = by.get("none"), by.get("oracle")
+        if none and none["accuracy"] is not None:
+            acc = none["accuracy"]
+            for s in systems:
+                if s["backend"] not in CONTROL_NAMES and s["accuracy"] is not None and s["accuracy"] < acc:
+                    notes.append(f"`{s['label']}` answers fewer factual questions ({s['accuracy']:.1%}) than the "
+                                 f"`none` control ({acc:.1%}){at}: its context misleads the answer model.")
+            if acc > NONE_FACTUAL_MAX:
+                notes.append(f"The `none` control (no memory at all) answers {acc:.1%} of factual questions "
+                             f"correctly{at}: some gold answers can be guessed without memory. Treat those "
+                             f"questions with suspicion.")
+            else:
+                notes.append(f"The `none` control answers {acc:.1%} of factual questions correctly{at}: the gold "
+                             f"answers are not guessable, as they should be.")
+        if oracle and oracle["accuracy"] is not None:
+            acc = oracle["accuracy"]
+            if acc < ORACLE_MIN:
+                notes.append(f"The `oracle` control, given exactly the gold evidence, reaches only {acc:.1%}{at}. "
+                             f"That is the ceiling of this answer model and grader on this dataset, not a "
+                             f"property of any memory system: read every system's accuracy against it (the gap "
+                             f"closed column), and the retrieval recall columns, which do not depend on the "
+                             f"answer model.")
+            else:
+                notes.append(f"The `oracle` control reaches {acc:.1%}{at}: the answer model and grader can "
+                             f"answer when given the right evidence.")
+            for s in systems:
+                if s["backend"] not in CONTROL_NAMES and s["accuracy"] is not None and s["accuracy"] > acc:
+                    notes.append(f"`{s['label']}` scores above the oracle{at}: audit the evidence labels of the "
+                                 f"questions it gets right and the oracle does not.")
     for s in scores["systems"]:
         if s["recall_note"]:
             notes.append(f"`{s['label']}`: retrieval recall {s['recall_note']}.")
@@ -236,6 +668,8 @@ def findings(scores: dict) -> list[str]:
                          f"{s['internal_model']}.")
         if s["flush_note"]:
             notes.append(f"`{s['label']}`: {s['flush_note']}")
+        if s["time_aware"]:
+            notes.append(f"`{s['label']}` searched with each question's date as \"now\" (time-aware search).")
         if s["errors"]:
             notes.append(f"`{s['label']}`: {s['errors']} of {s['n']} questions failed (run or judge errors), "
                          f"counted as incorrect; the first: {s['first_error']}")
@@ -243,7 +677,7 @@ def findings(scores: dict) -> list[str]:
 
 
 def render_markdown(scores: dict, manifest: dict | None) -> str:
-    """results/report.md: the table, the per-type table, the differences and what they mean."""
+    """results/report.md: the tables and what they mean."""
     lines = ["# memory-bench report", ""]
     if manifest:
         lines += [f"- run: `{manifest['run_id']}` at {manifest['created_utc']}, git `{manifest['git_commit']}`"
@@ -262,12 +696,11 @@ def render_markdown(scores: dict, manifest: dict | None) -> str:
                             if served.get("served_file") else ""))
         lines.append("")
     lines += [f"Grading: {scores['grading']}", "",
-              "| system | n | accuracy | recall_any@k | recall_all (context) | unparseable | errors | mean context tokens | search p95 ms |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | context tokens | search p95 ms | errors |",
+              "|---|---|" + "---|" * (len(MAIN_COLUMNS) + 3)]
     for s in scores["systems"]:
-        lines.append(f"| {s['label']} | {s['n']} | {fmt(s['accuracy'])} | {fmt(s['recall_any_at_k'])} | "
-                     f"{fmt(s['recall_all_in_context'])} | {s['unparseable']} | {s['errors']} | "
-                     f"{fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} |")
+        lines.append(f"| {s['label']} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
+                     + f" | {fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']} |")
     types = sorted({t for s in scores["systems"] for t in s["by_type"]})
     lines += ["", "Accuracy by question type (n):", "",
               "| system | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
@@ -275,13 +708,13 @@ def render_markdown(scores: dict, manifest: dict | None) -> str:
         cells = [f"{fmt(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})" if t in s["by_type"] else ""
                  for t in types]
         lines.append(f"| {s['label']} | " + " | ".join(cells) + " |")
-    lines += ["", f"Paired difference in accuracy against `{scores['baseline']}`, 95% cluster-bootstrap "
-              f"interval over cases ({scores['resamples']} resamples). An interval that contains 0 means "
+    lines += ["", f"Paired difference in accuracy on answerable questions against `{scores['baseline']}`, 95% "
+              f"cluster-bootstrap interval ({scores['resamples']} resamples). An interval that contains 0 means "
               f"this dataset does not separate the two systems.", "",
-              "| system | difference | 95% CI | questions | cases |", "|---|---|---|---|---|"]
+              "| system | difference | 95% CI | abstention | questions | clusters |", "|---|---|---|---|---|---|"]
     for d in scores["differences"]:
         lines.append(f"| {d['system']} | {fmt(d['difference'], True)} | [{fmt(d['ci_low'], True)}, "
-                     f"{fmt(d['ci_high'], True)}] | {d['questions']} | {d['cases']} |")
+                     f"{fmt(d['ci_high'], True)}] | {ci(d['abstention'])} | {d['questions']} | {d['clusters']} |")
     if scores["warnings"]:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in scores["warnings"]]
     lines += ["", "## What the controls say", ""] + [f"- {n}" for n in findings(scores)]
@@ -295,33 +728,47 @@ def grading_summary(systems: list[dict]) -> str:
         for k, v in s["decided_by"].items():
             layers[k] += v
     parts = ", ".join(f"{k} {v}" for k, v in sorted(layers.items()))
+    if not layers:
+        return "nothing graded: retrieval-only runs (no answers)."
     if layers.get("llm"):
         return f"deterministic layers, then an LLM judge for the rest (verdicts by layer: {parts})."
     return (f"deterministic layers only, no LLM judge (verdicts by layer: {parts}). Answers that say the "
             f"right thing in other words than the gold are counted incorrect, so accuracy is a lower bound.")
 
 
-def served_model_warnings(by_system: dict) -> list[str]:
+# ---------------------------------------------------------------------------------------------
+# The run as a whole: warnings, the manifest, the command line
+# ---------------------------------------------------------------------------------------------
+
+def served_model_warnings(pairs: list) -> list[str]:
     """A provider that swapped models mid-run shows as more than one served model in one run."""
+    served: dict = defaultdict(Counter)
+    for r, _ in pairs:
+        if r["served_model"] is not None:
+            served[(r["backend"], r["repeat"])][r["served_model"]] += 1
     out = []
-    for label, rows in sorted(by_system.items()):
-        served = Counter(r["served_model"] for r, _ in rows if r["served_model"] is not None)
-        if len(served) > 1:
-            models = ", ".join(f"{m} ({n} answers)" for m, n in served.most_common())
-            out.append(f"`{label}` was answered by more than one served model: {models}; the endpoint "
-                       f"changed models during the run, so its answers do not come from one model.")
+    for (backend, repeat), models in sorted(served.items()):
+        if len(models) > 1:
+            names = ", ".join(f"{m} ({n} answers)" for m, n in models.most_common())
+            out.append(f"`{backend}`{f' repeat {repeat}' if repeat else ''} was answered by more than one served "
+                       f"model: {names}; the endpoint changed models during the run, so its answers do not come "
+                       f"from one model.")
     return out
 
 
 def partial_notes(comparison) -> list[str]:
-    """What --allow-partial left out, and why, in words."""
-    if not comparison.left_out:
-        return []
-    notes = [f"Partial comparison (--allow-partial): every system is scored on the {comparison.questions} "
-             f"questions all of them answered."]
-    for lo in comparison.left_out:
-        notes.append(f"`{lo['backend']}` ({lo['file']}) holds no record of {lo['missing']} question(s) the others "
-                     f"answered (first: {lo['qids'][0]}); those questions are left out for every system.")
+    """What --allow-partial left out, and why, in words; and a run limited to its first cases."""
+    notes = []
+    limits = {r["limit"] for r in comparison.records if r["limit"] is not None}
+    if limits:
+        notes.append(f"These runs used --limit {', '.join(map(str, sorted(limits)))}: only the first cases of the "
+                     f"dataset. The numbers are not comparable to a run on the whole dataset.")
+    if comparison.left_out:
+        notes.append(f"Partial comparison (--allow-partial): every system is scored on the {comparison.questions} "
+                     f"questions all of them answered.")
+        for lo in comparison.left_out:
+            notes.append(f"`{lo['backend']}` ({lo['file']}) holds no record of {lo['missing']} question(s) the others "
+                         f"answered (first: {lo['qids'][0]}); those questions are left out for every system.")
     return notes
 
 
@@ -346,57 +793,35 @@ def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the score table; optionally write it as JSON and as a markdown report."""
+    """Print the score tables; optionally write them as JSON and as a markdown report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True)
-    ap.add_argument("--verdicts", required=True)
-    ap.add_argument("--baseline", required=True, help="the system every other is compared with")
+    ap.add_argument("--verdicts", help="results/verdicts.jsonl (not needed for retrieval-only runs)")
+    ap.add_argument("--baseline", required=True, help="the system every other is compared with (its --backend "
+                                                      "name or its display name)")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--allow-partial", action="store_true",
                     help="score every system on the questions all of them answered, instead of refusing")
     ap.add_argument("--json", help="write the numbers as JSON here")
     ap.add_argument("--markdown", help="write a markdown report here")
-    ap.add_argument("--manifest", help="a manifest-RUN.json to cite in the markdown report")
+    ap.add_argument("--manifest", help="a manifest-RUN.json to check the runs against and cite in the report")
     a = ap.parse_args(argv)
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
 
     comparison = load_comparison(a.runs, a.allow_partial)
     manifest = read_manifest(a.manifest, comparison, a.allow_partial) if a.manifest else None
-    pairs = pair_verdicts(comparison.records, load_verdicts(a.verdicts), a.verdicts)
-    several_budgets = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
-    by_system: dict = defaultdict(list)  # label -> [(run record, its verdict)]
-    for r, v in pairs:
-        by_system[system_label(r, several_budgets)].append((r, v))
-    if a.baseline not in by_system:
-        raise InputError(f"--baseline {a.baseline!r} is not among the systems: {', '.join(sorted(by_system))}")
-
-    systems = [{"label": label, **score_system(rows)} for label, rows in sorted(by_system.items())]
-    base = {r["qid"]: v["verdict"] == "correct" for r, v in by_system[a.baseline]}
-    differences = []
-    for label, rows in sorted(by_system.items()):
-        if label == a.baseline:
-            continue
-        diff: dict = defaultdict(list)
-        for r, v in rows:
-            if r["qid"] in base:
-                diff[r["cluster"]].append(int(v["verdict"] == "correct") - int(base[r["qid"]]))
-        if not diff:
-            continue
-        point, lo, hi = cluster_bootstrap(diff, a.resamples, a.seed)
-        if len(diff) < 2:
-            # Resampling one cluster always draws that cluster: the interval would have zero
-            # width, which reads as certainty. It is not measurable, so it is null.
-            lo = hi = None
-        differences.append({"system": label, "baseline": a.baseline, "difference": point, "ci_low": lo,
-                            "ci_high": hi, "questions": sum(len(v) for v in diff.values()),
-                            "clusters": len(diff),
-                            "cases": len({r["case_id"] for r, _ in rows if r["qid"] in base})})
-    scores = {"baseline": a.baseline, "resamples": a.resamples, "seed": a.seed,
-              "grading": grading_summary(systems), "questions": comparison.questions,
-              "left_out": comparison.left_out, "warnings": served_model_warnings(by_system) + partial_notes(comparison),
-              "systems": systems, "differences": differences}
+    verdicts = load_verdicts(a.verdicts) if a.verdicts else {}
+    pairs = pair_verdicts(comparison.records, verdicts, a.verdicts)
+    baseline = resolve_baseline(a.baseline, comparison.records)
+    systems, diffs, questions, mdd = comparisons(pairs, baseline, a.resamples, a.seed)
+    scores = {"baseline": baseline, "resamples": a.resamples, "seed": a.seed,
+              "grading": grading_summary(systems), "budgets": sorted({s["budget"] for s in systems}),
+              "questions_scored": comparison.questions, "left_out": comparison.left_out,
+              "warnings": served_model_warnings(pairs) + partial_notes(comparison),
+              "systems": systems, "differences": diffs, "minimum_detectable_difference": mdd,
+              "questions": questions}
 
     # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
     # cost the report.
@@ -406,6 +831,19 @@ def main(argv: list[str] | None = None) -> int:
         write_atomic(a.markdown, render_markdown(scores, manifest))
     print(render_text(scores))
     return EXIT_OK
+
+
+def resolve_baseline(name: str, records: list[dict]) -> str:
+    """The display name of the baseline, given it or the short --backend name (run records carry
+    both: `backend` is what the system calls itself, with any internal model; `backend_id` is
+    what run.py was asked for)."""
+    names = {r["backend"] for r in records}
+    if name in names:
+        return name
+    matches = {r["backend"] for r in records if r["backend_id"] == name}
+    if len(matches) == 1:
+        return matches.pop()
+    raise InputError(f"--baseline {name!r} is not among the systems: {', '.join(sorted(names))}")
 
 
 if __name__ == "__main__":

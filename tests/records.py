@@ -16,7 +16,7 @@ RULES_ONLY = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_s
 def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: list, retrieved: list | None,
                **fields) -> dict:
     """A run record as run.py writes it; `fields` override any field."""
-    rec = {"run_id": "r", "backend": backend, "backend_version": "v", "repeat": 0, "time_aware": False,
+    rec = {"run_id": "r", "backend": backend, "backend_id": backend, "backend_version": "v", "repeat": 0, "time_aware": False,
            "extra_wait_s": 0.0, "shard": None, **CONTRACT,
            "internal_model": None, "flush_note": None, "case_id": case, "cluster": case, "qid": qid,
            "type": "single_hop", "question": f"question {qid}", "asked_at": "2026-06-01", "gold_answer": "g",

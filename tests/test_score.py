@@ -7,7 +7,7 @@ import pytest
 
 import score
 from interface import run_cli
-from records import run_record, write_comparison
+from records import run_record, verdict_for, write_comparison
 
 
 def test_bootstrap_with_identical_cases_has_a_zero_width_interval():
@@ -66,13 +66,13 @@ def test_failed_questions_are_not_called_missing_provenance():
     bad = {**_rec("C", "q2", "c1", "no", ["t2"], None), "answer": None,
            "error": "backend: RuntimeError: extractor call failed: context length"}
     no_ids = _rec("C", "q3", "c2", "no", ["t3"], None)
-    verdict = {"verdict": "incorrect", "by": "no_match", "judge_error": None}
-    s = score.score_system([(ok, {**verdict, "verdict": "correct"}), (bad, verdict), (no_ids, verdict)])
+    verdict = lambda r, v="incorrect": verdict_for(r, v, by="no_match")
+    s = score.score_system([(ok, verdict(ok, "correct")), (bad, verdict(bad)), (no_ids, verdict(no_ids))])
     assert s["recall_n"] == 1 and "1 failed" in s["recall_note"] and "1 returned hits without" in s["recall_note"]
-    all_failed = score.score_system([(bad, verdict)])
+    all_failed = score.score_system([(bad, verdict(bad))])
     assert all_failed["recall_any_at_k"] is None
     assert "1 failed" in all_failed["recall_note"] and "provenance" not in all_failed["recall_note"]
-    text = "\n".join(score.findings({"systems": [{**all_failed, "label": "C"}]}))
+    text = "\n".join(score.findings({"budgets": [1200], "systems": [{**all_failed, "label": "C"}]}))
     assert "1 of 1 questions failed" in text and "extractor call failed: context length" in text
 
 
@@ -85,15 +85,11 @@ def test_missing_verdict_is_an_error(tmp_path):
 
 
 def test_findings_flag_a_broken_instrument_in_plain_words():
-    def system(label, by_type, acc=None):
-        return {"label": label, "accuracy": acc, "by_type": by_type, "recall_note": None, "internal_model": None,
-                "flush_note": None, "errors": 0}
-    scores = {"systems": [
-        system("none", {"single_hop": {"n": 10, "accuracy": 0.3}, "abstention": {"n": 5, "accuracy": 1.0}}),
-        system("oracle", {"single_hop": {"n": 10, "accuracy": 0.5}}, acc=0.5),
-        system("weak", {"single_hop": {"n": 10, "accuracy": 0.1}}, acc=0.1),
-        system("lucky", {"single_hop": {"n": 10, "accuracy": 0.9}}, acc=0.9),
-    ]}
+    def system(label, acc):
+        return {"label": label, "backend": label, "budget": 1200, "accuracy": acc, "recall_note": None,
+                "internal_model": None, "flush_note": None, "time_aware": False, "errors": 0}
+    scores = {"budgets": [1200], "systems": [system("none", 0.3), system("oracle", 0.5), system("weak", 0.1),
+                                             system("lucky", 0.9)]}
     text = "\n".join(score.findings(scores))
     assert "gold answers can be guessed" in text           # none scores 30% on factual questions
     assert "reaches only 50.0%" in text                    # the oracle ceiling is low
