@@ -282,15 +282,17 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
     traced = [r for r in annotated if r["context_ids"] is not None]
     stale = sum(len(set(r["context_ids"]) & set(r["meta"]["superseded_evidence"])) for r in traced)
     items = sum(len(r["context_ids"]) for r in traced)
+    staleness = stale / items if items else None
     if not annotated:
         stale_note = "the dataset marks no superseded evidence (meta.superseded_evidence)"
     elif not traced:
         stale_note = "needs provenance: no annotated question's context has source ids"
     elif not items:
         stale_note = "no item reached the context of an annotated question"
+    elif len(traced) < len(annotated):
+        stale_note = f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
     else:
-        stale_note = None if len(traced) == len(annotated) else \
-            f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
+        stale_note = None
     contradiction, contra_note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
                                        "no answered question has outdated values (meta.outdated_answers)"
                                        if not any(x["verdict"] is None for x in rows) else
@@ -309,7 +311,7 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
     else:
         useful = {(r["case_id"], r["repeat"], i) for r, x in graded if x["correct"] for i in r["context_ids"]}
         wp = len(useful) / stored
-    return {"staleness": stale / items if stale_note is None or stale_note.startswith("measured") else None,
+    return {"staleness": staleness,
             "staleness_note": stale_note, "staleness_n": len(traced),
             "contradiction": contradiction, "contradiction_note": contra_note,
             "write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}

@@ -1,0 +1,275 @@
+"""The metrics vector of score.py against hand-computed fixtures, the null cases included: no
+provenance, no annotations, a single repeat, a retrieval-only run."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import score
+from interface import run_cli
+from records import run_record, verdict_for, write_jsonl
+
+
+def rec(backend, qid, case, answer, **fields):
+    """A record with no evidence and an empty context unless fields say otherwise."""
+    return run_record(backend, qid, case, answer, fields.pop("evidence", []), fields.pop("retrieved", []),
+                      **fields)
+
+
+def scored(tmp_path, systems: dict, baseline: str, correct=lambda r: r["answer"] == "yes", extra=()):
+    runs = [write_jsonl(tmp_path / f"{name}.jsonl", recs) for name, recs in systems.items()]
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl",
+                           [verdict_for(r, "correct" if correct(r) else "incorrect", by="no_match")
+                            for recs in systems.values() for r in recs if not r["retrieval_only"]])
+    out = tmp_path / "scores.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", baseline,
+                                "--json", str(out), "--resamples", "400", *extra]) == 0
+    s = json.loads(out.read_text())
+    return s, {x["label"]: x for x in s["systems"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory failure metrics
+# ---------------------------------------------------------------------------------------------
+
+def test_staleness_is_the_share_of_context_items_superseded_by_a_newer_stored_item(tmp_path):
+    a = [rec("A", "q1", "c1", "yes", type="knowledge_update", meta={"superseded_evidence": ["t1"]},
+             evidence=["t9"], retrieved=["t1", "t2"]),
+         rec("A", "q2", "c2", "no", type="knowledge_update", meta={"superseded_evidence": ["t5"]},
+             evidence=["t9"], retrieved=["t6", "t7", "t8"]),
+         rec("A", "q3", "c3", "no", evidence=["t9"], retrieved=["t1"])]  # no annotation: not counted
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["staleness"] == pytest.approx(1 / 5) and s["A"]["staleness_note"] is None
+
+
+@pytest.mark.parametrize("meta, retrieved, note", [
+    ({}, ["t1"], "marks no superseded evidence"),
+    ({"superseded_evidence": ["t1"]}, None, "needs provenance"),
+])
+def test_staleness_is_null_with_a_reason(tmp_path, meta, retrieved, note):
+    a = [rec("A", "q1", "c1", "yes", meta=meta, evidence=["t9"], retrieved=retrieved)]
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["staleness"] is None and note in s["A"]["staleness_note"]
+
+
+def test_contradiction_counts_answers_stating_a_replaced_value_as_the_answer(tmp_path):
+    a = [rec("A", "q1", "c1", "Postgres 14", gold_answer="Postgres 16", meta={"outdated_answers": ["Postgres 14"]}),
+         # Naming the old value beside the current one is history, not a contradiction.
+         rec("A", "q2", "c2", "It moved from 3 days to 5 days", gold_answer="5 days",
+             meta={"outdated_answers": ["3 days"]}),
+         rec("A", "q3", "c3", "Postgres 14", gold_answer="Postgres 16")]  # not annotated: not counted
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["contradiction"] == 0.5
+
+
+def test_contradiction_is_null_without_annotations(tmp_path):
+    _, s = scored(tmp_path, {"A": [rec("A", "q1", "c1", "yes")]}, "A")
+    assert s["A"]["contradiction"] is None and "outdated_answers" in s["A"]["contradiction_note"]
+
+
+def test_write_precision_is_the_share_of_stored_items_that_reached_a_correct_answers_context(tmp_path):
+    a = [rec("A", "q1", "c1", "yes", evidence=["t1"], retrieved=["t1", "t2"], added_items=10),
+         rec("A", "q2", "c1", "no", evidence=["t3"], retrieved=["t3", "t4"], added_items=10),  # wrong: not counted
+         rec("A", "q3", "c2", "yes", evidence=["t1"], retrieved=["t1"], added_items=10)]  # t1 of another case
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["stored_items"] == 20 and s["A"]["write_precision"] == pytest.approx(3 / 20)
+
+
+def test_write_precision_is_null_for_a_control_and_without_provenance(tmp_path):
+    ctl = [rec("oracle", "q1", "c1", "yes", evidence=["t1"], retrieved=["t1"], added_items=0)]
+    blind = [rec("A", "q1", "c1", "yes", evidence=["t1"], retrieved=None, added_items=10)]
+    _, s = scored(tmp_path, {"oracle": ctl, "A": blind}, "A")
+    assert s["oracle"]["write_precision"] is None and "stored nothing" in s["oracle"]["write_precision_note"]
+    assert s["A"]["write_precision"] is None and "provenance" in s["A"]["write_precision_note"]
+
+
+def test_keyword_recall_needs_no_provenance(tmp_path):
+    a = [rec("A", "q1", "c1", "yes", retrieved=None, keyword_ranks=[2], hits_kept=1),  # retrieved, cut
+         rec("A", "q2", "c2", "yes", retrieved=None, keyword_ranks=[1], hits_kept=3),  # in context
+         rec("A", "q3", "c3", "yes", retrieved=None, keyword_ranks=[], hits_kept=3),   # not retrieved
+         rec("A", "q4", "c4", "yes", retrieved=None, keyword_ranks=None)]              # no keywords
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["keyword_recall_at_k"] == pytest.approx(2 / 3)
+    assert s["A"]["keyword_recall_in_context"] == pytest.approx(1 / 3) and s["A"]["keyword_recall_n"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers: exact match, F1, failure causes
+# ---------------------------------------------------------------------------------------------
+
+def test_exact_match_and_token_f1_against_the_gold(tmp_path):
+    a = [rec("A", "q1", "c1", "postgres 16.", gold_answer="Postgres 16"),          # EM 1, F1 1
+         rec("A", "q2", "c2", "It runs Postgres 16", gold_answer="Postgres 16"),   # EM 0, F1 2*(2/4*1)/(2/4+1) = 2/3
+         rec("A", "q3", "c3", "MySQL", gold_answer="Postgres 16")]                 # EM 0, F1 0
+    _, s = scored(tmp_path, {"A": a}, "A")
+    assert s["A"]["exact_match"] == pytest.approx(1 / 3)
+    assert s["A"]["token_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)
+
+
+def test_each_wrong_answer_has_one_cause(tmp_path):
+    a = [rec("A", "q1", "c1", "no", evidence=["t1"], retrieved=["t2"]),                  # retrieval_miss
+         rec("A", "q2", "c1", "no", evidence=["t1"], retrieved=["t2", "t1"], context_ids=["t2"]),  # budget_miss
+         rec("A", "q3", "c2", "no", evidence=["t1"], retrieved=["t1"]),                  # reader_miss
+         rec("A", "q4", "c2", "no", evidence=["t1"], retrieved=None),                    # unmeasurable
+         rec("A", "q5", "c3", None, evidence=["t1"], retrieved=None, error="timeout"),   # error
+         rec("A", "q6", "c3", "no", type="abstention"),                                  # reader_miss
+         rec("A", "q7", "c4", "yes", evidence=["t1"], retrieved=["t1"])]                 # right: no cause
+    s, by = scored(tmp_path, {"A": a}, "A")
+    causes = {q["qid"]: q["cause"] for q in s["questions"]}
+    assert causes == {"q1": "retrieval_miss", "q2": "budget_miss", "q3": "reader_miss", "q4": "unmeasurable",
+                      "q5": "error", "q6": "reader_miss", "q7": None}
+    assert by["A"]["failure_causes"]["reader_miss"] == 2
+
+
+def test_judge_disagreement_is_a_cause_of_its_own():
+    r = run_record("A", "q1", "c1", "Postgres 16 it is", ["t1"], ["t1"], gold_answer="Postgres 16")
+    v = {**verdict_for(r, "incorrect", by="llm"), "rules_only_verdict": "correct"}
+    assert score.failure_cause(r, v) == "judge_disagreement"
+    assert score.failure_cause(r, {**v, "rules_only_verdict": None}) == "reader_miss"
+
+
+# ---------------------------------------------------------------------------------------------
+# Headroom and uncertainty
+# ---------------------------------------------------------------------------------------------
+
+def four_clusters(name, correct_qids, n=4):
+    return [rec(name, f"q{i}", f"c{i}", "yes" if f"q{i % 4}" in correct_qids else "no") for i in range(n)]
+
+
+def test_gap_closed_by_hand(tmp_path):
+    # Eight clusters, the four-question pattern twice, so that almost no resample draws only
+    # clusters where the oracle and none tie (a ratio undefined in that resample).
+    systems = {"none": four_clusters("none", {"q0"}, 8), "oracle": four_clusters("oracle", {"q0", "q1", "q2"}, 8),
+               "A": four_clusters("A", {"q0", "q1"}, 8)}
+    _, s = scored(tmp_path, systems, "A")
+    # (0.5 - 0.25) / (0.75 - 0.25)
+    assert s["A"]["gap_closed"] == pytest.approx(0.5)
+    assert s["none"]["gap_closed"] == 0 and s["oracle"]["gap_closed"] == 1
+    lo, hi = s["A"]["gap_closed_ci"]
+    assert lo <= 0.5 <= hi
+
+
+def test_gap_closed_is_null_without_the_controls_or_when_the_oracle_does_not_beat_none(tmp_path):
+    _, s = scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A")
+    assert s["A"]["gap_closed"] is None and "controls" in s["A"]["gap_closed_note"]
+    systems = {"none": four_clusters("none", {"q0"}), "oracle": four_clusters("oracle", {"q1"}),
+               "A": four_clusters("A", {"q0"})}
+    _, s = scored(tmp_path, systems, "A")
+    assert s["A"]["gap_closed"] is None and "does not score above none" in s["A"]["gap_closed_note"]
+
+
+def test_abstention_is_kept_out_of_the_headline_and_shown_apart(tmp_path):
+    def system(name, right):
+        return [rec(name, "q1", "c1", "yes" if "q1" in right else "no"),
+                rec(name, "q2", "c2", "yes" if "q2" in right else "no"),
+                rec(name, "q3", "c3", "yes" if "q3" in right else "no", type="abstention")]
+    s, by = scored(tmp_path, {"A": system("A", {"q3"}), "B": system("B", {"q1"})}, "B")
+    assert by["A"]["accuracy"] == 0 and by["A"]["abstention_accuracy"] == 1 and by["A"]["accuracy_all"] == 1 / 3
+    d = s["differences"][0]
+    assert d["difference"] == -0.5 and d["abstention"]["difference"] == 1.0
+    assert d["by_type"]["single_hop"]["difference"] == -0.5 and d["by_type"]["abstention"]["difference"] == 1.0
+
+
+def test_minimum_detectable_difference_needs_two_clusters(tmp_path):
+    s, _ = scored(tmp_path, {"A": four_clusters("A", {"q0", "q1"})}, "A")
+    mdd = s["minimum_detectable_difference"]["1200"]
+    # Four clusters of one question, half right: the bootstrap SD of the accuracy is
+    # sqrt(0.25 / 4) = 0.25, so the value is near 1.96 * sqrt(2) * 0.25 = 0.69.
+    assert mdd["value"] == pytest.approx(0.69, abs=0.05)
+    one = [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")]
+    s, _ = scored(tmp_path, {"A": one}, "A")
+    assert s["minimum_detectable_difference"]["1200"]["value"] is None
+
+
+def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
+    r0 = four_clusters("A", {"q0", "q1"})
+    r1 = [{**r, "repeat": 1} for r in four_clusters("A", {"q0", "q2", "q3"})]
+    b = four_clusters("B", {"q0"})
+    s, by = scored(tmp_path, {"A": r0 + r1, "B": b}, "B")
+    rep = by["A"]["repeat_accuracy"]
+    assert rep["per_repeat"] == [0.5, 0.75] and rep["mean"] == 0.625 and rep["min"] == 0.5
+    assert by["A"]["noise_floor"]["difference"] == 0.25  # repeat 1 minus repeat 0
+    assert by["A"]["accuracy"] == 0.5                       # the row is repeat 0
+    d = s["differences"][0]
+    assert d["noise_floor"] is not None and d["within_noise_floor"] is not None
+
+
+def test_a_single_repeat_has_no_noise_floor(tmp_path):
+    _, by = scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A")
+    assert by["A"]["noise_floor"] is None and "single repeat" in by["A"]["noise_floor_note"]
+
+
+def test_a_budget_sweep_is_one_comparison_per_budget(tmp_path, capsys):
+    def at(name, budget, right):
+        return [{**r, "context_token_budget": budget} for r in four_clusters(name, right)]
+    systems = {"A": at("A", 500, {"q0"}) + at("A", 2000, {"q0", "q1", "q2"}),
+               "B": at("B", 500, {"q0"}) + at("B", 2000, {"q0"})}
+    s, by = scored(tmp_path, systems, "B")
+    assert by["A@500"]["accuracy"] == 0.25 and by["A@2000"]["accuracy"] == 0.75
+    assert {d["system"]: d["difference"] for d in s["differences"]} == {"A@500": 0.0, "A@2000": 0.5}
+    assert {d["baseline"] for d in s["differences"]} == {"B@500", "B@2000"}
+    assert "budget curve" in capsys.readouterr().out
+
+
+def test_a_retrieval_only_run_measures_retrieval_and_says_accuracy_was_not(tmp_path):
+    a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None)]
+    runs = [write_jsonl(tmp_path / "A.jsonl", a)]
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--baseline", "A", "--json", str(out), "--resamples", "10"]) == 0
+    s = json.loads(out.read_text())["systems"][0]
+    assert s["recall_any_at_k"] == 1.0 and s["accuracy"] is None and "retrieval-only" in s["accuracy_note"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost and latency
+# ---------------------------------------------------------------------------------------------
+
+def test_tokens_calls_and_internal_usage(tmp_path):
+    u = {"calls": 2, "cached": 1, "prompt_tokens": 100, "completion_tokens": 10}
+    a = [rec("A", "q1", "c1", "yes", usage={"prompt_tokens": 50, "completion_tokens": 5}, cached=False, retries=2,
+             internal_usage=u, context_tokens=30),
+         rec("A", "q2", "c1", "yes", usage={"prompt_tokens": 70, "completion_tokens": 3}, cached=True,
+             internal_usage=u, context_tokens=50),  # same case: its internal usage counted once
+         rec("A", "q3", "c2", None, usage=None, cached=False, internal_usage=None, context_tokens=None,
+             error="timeout")]
+    _, by = scored(tmp_path, {"A": a}, "A")
+    s = by["A"]
+    assert s["prompt_tokens"] == 120 and s["completion_tokens"] == 8 and s["mean_prompt_tokens"] == 60
+    assert s["answer_calls"] == 3 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 1
+    assert s["internal_usage"] == u
+    assert s["mean_context_tokens"] == 40 and s["total_context_tokens"] == 80
+
+
+def test_latency_at_the_store_size_it_was_measured_at(tmp_path):
+    a = [rec("A", f"q{i}", f"c{i // 2}", "yes", search_ms=float(i + 1), ingest_s=1.0 + i // 2, flush_s=0.5,
+             added_items=100 * (1 + i // 2), search_calls_in_flight=i % 2) for i in range(4)]
+    _, by = scored(tmp_path, {"A": a}, "A")
+    s = by["A"]
+    assert (s["search_ms_p50"], s["search_ms_p95"], s["search_ms_max"]) == (2.0, 4.0, 4.0)
+    assert s["ingest_s"] == {"mean": 1.5, "p50": 1.0, "max": 2.0}
+    assert s["store_items_mean"] == 150 and s["store_items_max"] == 200 and s["search_contended_share"] == 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# The bootstrap
+# ---------------------------------------------------------------------------------------------
+
+def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
+    rng = np.random.default_rng(5)
+    clusters = [f"c{i}" for i in range(37)]
+    diff = {c: list(rng.integers(-1, 2, size=int(rng.integers(1, 6)))) for c in clusters}
+    boot = score.ClusterBootstrap(clusters, 2500, 11)
+    sums, counts = boot.column({c: sum(d) for c, d in diff.items()}), boot.column({c: len(d) for c, d in diff.items()})
+    fast = boot.totals(np.column_stack([sums, counts]))
+    plain = []
+    for block in boot.counts():
+        for row in block:
+            total = count = 0
+            for i, c in enumerate(boot.clusters):  # every draw of a cluster adds its questions
+                total += row[i] * sum(diff[c])
+                count += row[i] * len(diff[c])
+            plain.append((total, count))
+    assert np.array_equal(fast, np.array(plain, dtype=float))
+    assert all(row.sum() == len(clusters) for block in boot.counts() for row in block)  # each resample draws n
