@@ -173,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
-    records = load_comparison(a.runs, a.allow_partial).records
+    # A retrieval-only record has no answer to grade (run.py --retrieval-only); score.py shows
+    # its retrieval columns and says accuracy was not measured.
+    records = [r for r in load_comparison(a.runs, a.allow_partial).records if not r["retrieval_only"]]
     judge_model = cfg["judge_model"]
     grader = grader_identity(judge_model)
     grader_name = f"{judge_model or 'rules-only'}:{RULES_SHA256[:12]}"

@@ -1,0 +1,172 @@
+"""run.py's options for the metrics and for long runs: a budget sweep from one search, repeats
+that are real repeats, the model-free pass, --limit, --shard, time-aware search, the progress line."""
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+import judge
+import run
+import score
+from conftest import TINY, write_config
+from interface import Hit, InputError, Progress, load_dataset, run_cli
+
+
+def records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_system(cfg: str, backend: str, out, *extra: str) -> int:
+    return run_cli(run.main, ["--config", cfg, "--backend", backend, "--out", str(out), *extra])
+
+
+def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_llm, config, monkeypatch):
+    import backends.keyword
+    searches = []
+    original = backends.keyword.KeywordBackend.search
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "search",
+                        lambda self, ns, q, k: searches.append(k) or original(self, ns, q, k))
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
+    recs = records(out)
+    assert len(recs) == 6 * 3 and len(searches) == 6
+    assert set(searches) == {17}  # top_k 10 scaled by 2000 / 1200
+    assert all(r["top_k"] == 17 for r in recs)
+    by_q: dict = {}
+    for r in recs:
+        by_q.setdefault(r["qid"], {})[r["context_token_budget"]] = r
+    for q in by_q.values():
+        assert q[20]["retrieved_ids"] == q[60]["retrieved_ids"] == q[2000]["retrieved_ids"]  # one search
+        assert q[20]["context_tokens"] <= 20 and q[60]["context_tokens"] <= 60
+        assert q[20]["hits_kept"] <= q[60]["hits_kept"] <= q[2000]["hits_kept"]
+    # Finished in dataset order, then budget.
+    order = [q["qid"] for c in load_dataset(TINY) for q in c["questions"]]
+    assert [(r["qid"], r["context_token_budget"]) for r in recs] == [(q, b) for q in order for b in (20, 60, 2000)]
+    # Resumes: nothing to redo.
+    before = fake_llm.requests
+    assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
+    assert fake_llm.requests == before and len(records(out)) == 18
+
+
+def test_repeats_are_real_repeats_with_their_own_cache_entries(tmp_path, fake_llm, config):
+    out = tmp_path / "none.jsonl"
+    assert run_system(config, "none", out, "--repeat", "2") == 0
+    recs = records(out)
+    assert sorted({r["repeat"] for r in recs}) == [0, 1] and len(recs) == 12
+    assert fake_llm.requests == 12 and not any(r["cached"] for r in recs)  # repeat 1 is asked again
+    assert run_system(config, "none", tmp_path / "again.jsonl", "--repeat", "2") == 0
+    assert fake_llm.requests == 12  # a rerun of both repeats is served from the cache
+    assert run_system(config, "none", tmp_path / "nocache.jsonl", "--no-cache") == 0
+    assert fake_llm.requests == 18  # --no-cache asks the endpoint
+
+
+def test_the_retrieval_only_pass_needs_no_endpoint_and_asks_no_model(tmp_path, monkeypatch, config, capsys):
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
+    runs = []
+    for backend in ("none", "oracle", "keyword"):
+        runs.append(str(tmp_path / f"{backend}.jsonl"))
+        assert run_system(config, backend, runs[-1], "--retrieval-only") == 0
+    recs = records(runs[2])
+    assert all(r["answer"] is None and r["retrieval_only"] and r["error"] is None for r in recs)
+    assert all(r["retrieved_ids"] is not None for r in recs)
+    verdicts = str(tmp_path / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", config, "--runs", *runs, "--out", verdicts]) == 0
+    assert records(verdicts) == []  # nothing to grade
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--baseline", "keyword", "--json", str(out),
+                                "--resamples", "20"]) == 0
+    s = {x["label"]: x for x in json.load(open(out))["systems"]}
+    assert s["oracle"]["recall_all_in_context"] == 1.0 and s["keyword"]["accuracy"] is None
+
+
+def test_the_retrieval_only_pass_sends_zero_requests_even_with_an_endpoint(tmp_path, fake_llm, config):
+    assert run_system(config, "keyword", tmp_path / "k.jsonl", "--retrieval-only") == 0
+    assert fake_llm.requests == 0
+
+
+def test_retrieval_only_and_answered_files_are_not_one_comparison(tmp_path, fake_llm, config, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run_system(config, "keyword", a, "--retrieval-only") == 0 and run_system(config, "none", b) == 0
+    capsys.readouterr()
+    assert run_cli(score.main, ["--runs", str(a), str(b), "--baseline", "keyword",
+                                "--verdicts", str(tmp_path / "v.jsonl")]) == 2
+    assert "retrieval_only" in capsys.readouterr().err
+
+
+def test_limit_runs_the_first_cases_and_says_so(tmp_path, fake_llm, config, capsys):
+    out = tmp_path / "none.jsonl"
+    assert run_system(config, "none", out, "--limit", "1") == 0
+    first = load_dataset(TINY)[0]
+    recs = records(out)
+    assert [r["qid"] for r in recs] == [q["qid"] for q in first["questions"]] and all(r["limit"] == 1 for r in recs)
+    assert "not comparable" in capsys.readouterr().err
+    verdicts = str(tmp_path / "v.jsonl")
+    assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", verdicts]) == 0
+    md = tmp_path / "report.md"
+    assert run_cli(score.main, ["--runs", str(out), "--verdicts", verdicts, "--baseline", "none",
+                                "--markdown", str(md), "--resamples", "10"]) == 0
+    assert "--limit 1" in md.read_text() and "not comparable" in md.read_text()
+
+
+def test_shards_split_the_cases_and_every_case_lands_in_exactly_one(tmp_path, fake_llm, config):
+    seen = []
+    for i in range(3):
+        out = tmp_path / f"s{i}.jsonl"
+        assert run_system(config, "none", out, "--shard", f"{i}/3") == 0
+        seen += [r["qid"] for r in records(out)]
+        assert all(r["shard"] == f"{i}/3" for r in records(out))
+    assert sorted(seen) == sorted(q["qid"] for c in load_dataset(TINY) for q in c["questions"])
+
+
+@pytest.mark.parametrize("bad", ["3/3", "-1/2", "a/b", "1"])
+def test_a_bad_shard_is_refused(tmp_path, fake_llm, config, bad):
+    assert run_system(config, "none", tmp_path / "x.jsonl", f"--shard={bad}") == 2
+
+
+def test_a_time_aware_backend_gets_the_question_date_only_when_switched_on():
+    class Recency:
+        name, version, uses_time = "recency", "1", True
+
+        def __init__(self):
+            self.nows = []
+
+        def search(self, namespace, query, k, now=None):
+            self.nows.append(now)
+            return [Hit("x", 1.0, ("t1",), "2026-01-01")]
+    q = {"question": "q?", "asked_at": "2026-06-01"}
+    backend = Recency()
+    on, off = run.BackendSystem(backend, True), run.BackendSystem(backend, False)
+    on.hits({}, q, "ns", 5)
+    off.hits({}, q, "ns", 5)
+    assert backend.nows == ["2026-06-01", None] and on.time_aware and not off.time_aware
+
+
+def test_the_keyword_reference_never_uses_time(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, time_aware_search=True)
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(cfg, "keyword", out) == 0
+    assert not any(r["time_aware"] for r in records(out))
+
+
+def test_progress_line_format_off_and_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    plain = io.StringIO()
+    p = Progress("run keyword", 10, "records", stream=plain)
+    p.phase("case 2/5")
+    p.update(4, errors=1, cached=2)
+    p.close()
+    last = plain.getvalue().splitlines()[-1]
+    assert last.startswith("run keyword: 4/10 records [case 2/5], ") and last.endswith(", 2 cached, 1 errors")
+    assert "/s, ETA " in last
+    tty = Tty()
+    p = Progress("judge", 3, "verdicts", stream=tty)
+    p.update(1, errors=0, cached=0)
+    p.close()
+    assert tty.getvalue().startswith("\r\033[K") and tty.getvalue().endswith("\n")
