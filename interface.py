@@ -477,6 +477,10 @@ RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid"
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
                    "answer_max_tokens", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"
+# What makes one run file one run: the system's identity and the contract. run.py's resume
+# check and merge.py's shard check both use it (run.py adds the shard it makes).
+RUN_IDENTITY_FIELDS = ("run_id", "backend", "backend_id", "backend_version", "time_aware",
+                       "extra_wait_s") + CONTRACT_FIELDS
 
 
 def system_key(rec: dict) -> tuple:

@@ -33,9 +33,9 @@ import threading
 
 from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deterministic, judge_prompt,
                      parse_verdict, rubric_for, rubric_template)
-from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError, dumps,
-                       load_comparison, load_config, read_resumable, record_key, run_cli, sha256_text,
-                       verdict_identity, write_atomic)
+from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError,
+                       Progress, dumps, load_comparison, load_config, parse_shard, read_resumable, record_key,
+                       run_cli, sha256_text, shard_of, verdict_identity, write_atomic)
 from llm import LLMClient, Workers
 
 # Fields a verdicts line must have to be resumed from; an older judge.py's file lacks some.
@@ -159,6 +159,22 @@ def rules_only(rec: dict) -> str | None:
     return decided[0] if decided else None
 
 
+class VerdictWriter:
+    """Appends verdicts from the main thread only, flushing each; counts for the progress line."""
+
+    def __init__(self, fh, progress: Progress) -> None:
+        self.fh, self.progress = fh, progress
+        self.written = self.errors = self.llm = self.cached = 0
+
+    def write(self, v: dict) -> None:
+        self.fh.write(dumps(v) + "\n")
+        self.fh.flush()
+        self.written += 1
+        self.errors += v["judge_error"] is not None
+        self.cached += bool(v["cached"])
+        self.progress.update(self.written, errors=self.errors, cached=self.cached)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,13 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")
     ap.add_argument("--allow-partial", action="store_true",
                     help="grade only the questions every run file answered, instead of refusing partial files")
+    ap.add_argument("--shard", help="I/N: grade only the answers of share I (0-based) of N; merge.py joins them")
     a = ap.parse_args(argv)
+    shard = parse_shard(a.shard)
 
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
     # A retrieval-only record has no answer to grade (run.py --retrieval-only); score.py shows
     # its retrieval columns and says accuracy was not measured.
-    records = [r for r in load_comparison(a.runs, a.allow_partial).records if not r["retrieval_only"]]
+    records = [r for r in load_comparison(a.runs, a.allow_partial).records if not r["retrieval_only"]
+               and (shard is None or shard_of(r, shard[1]) == shard[0])]
     judge_model = cfg["judge_model"]
     grader = grader_identity(judge_model)
     grader_name = f"{judge_model or 'rules-only'}:{RULES_SHA256[:12]}"
@@ -197,35 +216,30 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(need_llm)} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    counts = {"written": 0, "llm": 0, "judge_errors": 0}
     chooser = FormatChooser()
     pool = Workers(max(1, workers))
     with open(a.out, "a", encoding="utf-8") as fh:
-        def write(v: dict) -> None:
-            fh.write(dumps(v) + "\n")
-            fh.flush()
-            counts["written"] += 1
-            counts["judge_errors"] += v["judge_error"] is not None
-
+        out = VerdictWriter(fh, Progress("judge", len(todo), "verdicts"))
         for rec, decided in todo:
             v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
             if rec["answer"] is None:
                 # The run failed for this question: no answer to grade. Counted as an error
                 # in score.py; rerunning run.py then judge.py grades the new answer.
-                write({**v, "by": "run_error"})
+                out.write({**v, "by": "run_error"})
             elif decided is not None:
-                write({**v, "verdict": decided[0], "by": decided[1]})
+                out.write({**v, "verdict": decided[0], "by": decided[1]})
             elif client is None:
-                write({**v, "verdict": "incorrect", "by": "no_match"})
+                out.write({**v, "verdict": "incorrect", "by": "no_match"})
             else:
                 pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
         for v, result in pool.results(block=True):
-            write({**v, "by": "llm", **result})
-            counts["llm"] += 1
+            out.write({**v, "by": "llm", **result})
+            out.llm += 1
+        out.progress.close()
 
-    print(f"wrote {a.out}: {counts['written']} new verdicts ({counts['llm']} by the LLM judge), "
-          f"{counts['judge_errors']} judge errors", file=sys.stderr)
-    if counts["judge_errors"] and counts["judge_errors"] / len(records) > cfg["max_error_rate"]:
+    print(f"wrote {a.out}: {out.written} new verdicts ({out.llm} by the LLM judge), "
+          f"{out.errors} judge errors", file=sys.stderr)
+    if out.errors and out.errors / len(records) > cfg["max_error_rate"]:
         print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
     return EXIT_OK

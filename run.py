@@ -39,7 +39,7 @@ from typing import TextIO
 
 from backends import load_backend
 from context import build_context, make_counter
-from interface import (BUDGET_FIELD, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
+from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dumps, items_sha256, keyword_ranks, load_config, load_dataset,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
                        write_atomic)
@@ -49,7 +49,7 @@ from llm import LLMClient, Workers
 # be a resume and not a silent mix of two different experiments: this system's own identity,
 # and the contract that judge.py and score.py hold constant across files (interface.py).
 # Budget and repeat vary within one file; each record's must be one this run makes.
-IDENTITY_FIELDS = ("run_id", "backend", "backend_id", "backend_version", "time_aware", "extra_wait_s", "shard") + CONTRACT_FIELDS
+IDENTITY_FIELDS = RUN_IDENTITY_FIELDS + ("shard",)
 
 
 # ---------------------------------------------------------------------------------------------

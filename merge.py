@@ -1,0 +1,111 @@
+"""Join the shard files of one run (run.py --shard I/N) or of one grading (judge.py --shard I/N)
+into the file a single machine would have written.
+
+A run is merged only when every shard has the same run identity and the same N, and every
+question of the dataset (every budget and repeat the shards made) is present exactly once; the merged file is in dataset order with `shard` cleared, so it equals a single-machine
+run record for record (timing fields aside) and can be resumed or extended like one. Verdict
+shards are merged when no answer is graded twice.
+
+Usage:
+  python merge.py --config config.yaml --out runs/keyword.jsonl runs/shards/keyword.*.jsonl
+  python merge.py --verdicts --out results/verdicts.jsonl results/shards/verdicts.*.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dumps, load_config, load_dataset,
+                       parse_shard, read_jsonl, record_key, run_cli, write_atomic)
+
+def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
+    """(path, line, record) of every record of every shard file."""
+    rows = [(path, lineno, rec) for path in paths for lineno, rec in read_jsonl(path)]
+    if not rows:
+        raise InputError("the shard files hold no records")
+    return rows
+
+
+def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
+    """The records of one run from its shard files, checked complete, in dataset order."""
+    rows = read_shards(paths)
+    first_path, first_line, first = rows[0]
+    shards: dict = {}
+    for path, lineno, rec in rows:
+        for f in RUN_IDENTITY_FIELDS:
+            if f not in rec:
+                raise InputError(f"{path}:{lineno}: not a run record (no field '{f}')")
+            if rec[f] != first[f]:
+                raise InputError(f"{path}:{lineno}: field '{f}' is {rec[f]!r}, but {first_path}:{first_line} has "
+                                 f"{first[f]!r}: these shards are not of one run")
+        shard = parse_shard(rec["shard"]) if rec["shard"] is not None else None
+        if shard is None:
+            raise InputError(f"{path}:{lineno}: not a shard (field 'shard' is null): this file is a whole run")
+        shards.setdefault(shard[1], set()).add(shard[0])
+    if len(shards) != 1:
+        raise InputError(f"the files mix shard counts {sorted(shards)}: merge the shards of one --shard I/N split")
+    # A missing shard shows as missing questions below (a share may hold no case at all, and
+    # then its file is empty: present or not, it adds nothing).
+    cases = load_dataset(cfg["dataset"])
+    if first["limit"]:
+        cases = cases[:first["limit"]]
+    order = {q["qid"]: i for i, q in enumerate(q for c in cases for q in c["questions"])}
+    budgets = sorted({rec[BUDGET_FIELD] for _, _, rec in rows})
+    repeats = sorted({rec["repeat"] for _, _, rec in rows})
+    seen: dict = {}
+    for path, lineno, rec in rows:
+        key = (rec["qid"], rec[BUDGET_FIELD], rec["repeat"])
+        if rec["qid"] not in order:
+            raise InputError(f"{path}:{lineno}: question {rec['qid']!r} is not in the dataset {cfg['dataset']}")
+        if key in seen:
+            raise InputError(f"{path}:{lineno}: question {rec['qid']!r} (budget {key[1]}, repeat {key[2]}) is also in "
+                             f"{seen[key]}: a question must be in exactly one shard")
+        seen[key] = f"{path}:{lineno}"
+    missing = [(q, b, r) for q in order for b in budgets for r in repeats if (q, b, r) not in seen]
+    if missing:
+        q, b, r = missing[0]
+        raise InputError(f"{len(missing)} record(s) are missing from the shards (first: question {q!r}, budget {b}, "
+                         f"repeat {r}); finish those shards (rerun their run.py command) before merging")
+    merged = [{**rec, "shard": None} for _, _, rec in rows]
+    merged.sort(key=lambda rec: (order[rec["qid"]], rec[BUDGET_FIELD], rec["repeat"]))
+    return merged
+
+
+def merge_verdicts(paths: list[str]) -> list[dict]:
+    """The verdicts of one grading from its shard files; an answer graded twice is an error."""
+    seen: dict = {}
+    out = []
+    for path, lineno, v in read_shards(paths):
+        key = record_key(v)
+        if key in seen:
+            raise InputError(f"{path}:{lineno}: {v['backend']!r} question {v['qid']!r} is also graded in {seen[key]}")
+        seen[key] = f"{path}:{lineno}"
+        out.append(v)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Merge shard files into --out (refused if it exists, unless --force)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("shards", nargs="+", help="the shard files of one run (or of one grading with --verdicts)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--config", help="config.yaml (its dataset is what a merged run must cover)")
+    ap.add_argument("--verdicts", action="store_true", help="the shards are judge.py verdict files")
+    ap.add_argument("--force", action="store_true", help="overwrite --out")
+    a = ap.parse_args(argv)
+    if os.path.exists(a.out) and not a.force:
+        raise InputError(f"{a.out}: exists; pass --force to overwrite it")
+    if a.verdicts:
+        merged = merge_verdicts(a.shards)
+    else:
+        if not a.config:
+            raise InputError("--config is required to merge run shards (its dataset is what they must cover)")
+        merged = merge_runs(a.shards, load_config(a.config))
+    write_atomic(a.out, "".join(dumps(r) + "\n" for r in merged))
+    print(f"wrote {a.out}: {len(merged)} records from {len(a.shards)} shard files", file=sys.stderr)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,79 @@
+"""Spreading one run over machines: shards of run.py and judge.py, merged, equal one run."""
+from __future__ import annotations
+
+import json
+
+import judge
+import merge
+import run
+import os
+
+from conftest import ROOT, write_config
+
+DEV = os.path.join(ROOT, "data", "dev.jsonl")  # 12 cases, so that every shard of three gets some
+from interface import run_cli
+
+# Fields that differ between two runs of the same thing by design: when, how fast, from where.
+TIMING = ("ingest_s", "flush_s", "search_ms", "search_calls_in_flight", "cached", "retries")
+
+
+def records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def strip(recs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in recs]
+
+
+def test_three_shards_merged_equal_one_run_and_their_verdicts_equal_one_grading(tmp_path, fake_llm):
+    config = write_config(tmp_path, dataset=DEV)
+    shards = []
+    for i in range(3):
+        shards.append(str(tmp_path / f"keyword.{i}.jsonl"))
+        assert run_cli(run.main, ["--config", config, "--backend", "keyword", "--out", shards[-1], "--shard",
+                                  f"{i}/3", "--budgets", "40,1200"]) == 0
+    merged = tmp_path / "merged" / "keyword.jsonl"
+    assert run_cli(merge.main, ["--config", config, "--out", str(merged), *shards]) == 0
+    single = tmp_path / "single" / "keyword.jsonl"
+    assert run_cli(run.main, ["--config", config, "--backend", "keyword", "--out", str(single),
+                              "--budgets", "40,1200"]) == 0
+    assert strip(records(merged)) == strip(records(single))
+    # The merged file is a single-machine run: resuming it finds nothing to do.
+    before = fake_llm.requests
+    assert run_cli(run.main, ["--config", config, "--backend", "keyword", "--out", str(merged),
+                              "--budgets", "40,1200"]) == 0
+    assert fake_llm.requests == before
+    vshards = []
+    for i in range(3):
+        vshards.append(str(tmp_path / f"verdicts.{i}.jsonl"))
+        assert run_cli(judge.main, ["--config", config, "--runs", str(merged), "--out", vshards[-1],
+                                    "--shard", f"{i}/3"]) == 0
+    vmerged = tmp_path / "verdicts.jsonl"
+    assert run_cli(merge.main, ["--verdicts", "--out", str(vmerged), *vshards]) == 0
+    vsingle = tmp_path / "verdicts-single.jsonl"
+    assert run_cli(judge.main, ["--config", config, "--runs", str(single), "--out", str(vsingle)]) == 0
+    key = lambda v: (v["qid"], v["context_token_budget"])
+    assert sorted(strip(records(vmerged)), key=key) == sorted(strip(records(vsingle)), key=key)
+
+
+def test_merge_refuses_a_missing_shard_a_duplicate_and_another_run(tmp_path, fake_llm, capsys):
+    config = write_config(tmp_path, dataset=DEV)
+    shards = []
+    for i in range(3):
+        shards.append(str(tmp_path / f"none.{i}.jsonl"))
+        assert run_cli(run.main, ["--config", config, "--backend", "none", "--out", shards[-1],
+                                  "--shard", f"{i}/3"]) == 0
+    out = str(tmp_path / "merged.jsonl")
+    nonempty = [s for s in shards if records(s)]
+    assert all(records(s) for s in shards)  # every share of the 12 cases holds some
+    assert run_cli(merge.main, ["--config", config, "--out", out, *shards[:2]]) == 2
+    assert "missing" in capsys.readouterr().err
+    assert run_cli(merge.main, ["--config", config, "--out", out, *shards, nonempty[0]]) == 2
+    assert "exactly one shard" in capsys.readouterr().err
+    (tmp_path / "other").mkdir()
+    other = write_config(tmp_path / "other", dataset=DEV, seed=8)
+    odd = str(tmp_path / "none.odd.jsonl")
+    assert run_cli(run.main, ["--config", other, "--backend", "none", "--out", odd, "--shard", "0/3"]) == 0
+    assert run_cli(merge.main, ["--config", config, "--out", out, odd, *shards[1:]]) == 2
+    assert "not of one run" in capsys.readouterr().err
