@@ -446,6 +446,30 @@ def load_dataset(path: str) -> list[dict]:
     return cases
 
 
+def dataset_index(path: str) -> list[dict]:
+    """Validate a whole dataset file before any model call, keeping only what a run plans with:
+    each case's id, cluster and questions, not its sessions. A run then reads the cases again
+    one at a time (iter_cases), so memory holds one case's history, not the dataset's
+    (LongMemEval-S is 500 histories of about 115k tokens)."""
+    index: list[dict] = []
+    seen_cases: set = set()
+    seen_qids: set = set()
+    for lineno, case in read_jsonl(path):
+        validate_case(case, f"{path}:{lineno}", seen_cases, seen_qids)
+        index.append({"case_id": case["case_id"], "cluster": case.get("cluster", case["case_id"]),  # optional
+                      "questions": case["questions"]})
+    if not index:
+        raise InputError(f"{path}: the dataset holds no cases")
+    return index
+
+
+def iter_cases(path: str, case_ids: set) -> Iterator[dict]:
+    """The cases named, in file order, read again from a file dataset_index validated."""
+    for lineno, case in read_jsonl(path):
+        if case.get("case_id") in case_ids:  # validated by dataset_index before the run began
+            yield case
+
+
 def dataset_counts(cases: list[dict]) -> dict:
     """Counts of cases, sessions, turns and questions per type."""
     by_type = {t: 0 for t in QUESTION_TYPES}

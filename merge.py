@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dumps, load_config, load_dataset,
+from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dataset_index, dumps, load_config,
                        parse_shard, read_jsonl, record_key, run_cli, write_atomic)
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
@@ -47,7 +47,7 @@ def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
         raise InputError(f"the files mix shard counts {sorted(shards)}: merge the shards of one --shard I/N split")
     # A missing shard shows as missing questions below (a share may hold no case at all, and
     # then its file is empty: present or not, it adds nothing).
-    cases = load_dataset(cfg["dataset"])
+    cases = dataset_index(cfg["dataset"])
     if first["limit"]:
         cases = cases[:first["limit"]]
     order = {q["qid"]: i for i, q in enumerate(q for c in cases for q in c["questions"])}

@@ -40,7 +40,7 @@ from typing import TextIO
 from backends import load_backend
 from context import build_context, make_counter
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
-                       InputError, Progress, dumps, items_sha256, keyword_ranks, load_config, load_dataset,
+                       InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
                        write_atomic)
 from llm import LLMClient, Workers
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--extra-wait-s must be 0 or more")
     budgets = parse_budgets(a.budgets, cfg)
     shard = parse_shard(a.shard)
-    cases = load_dataset(cfg["dataset"])
+    cases = dataset_index(cfg["dataset"])
     if a.limit:
         cases = cases[:a.limit]
         print(f"warning: --limit {a.limit}: only the first {len(cases)} cases; these numbers are not comparable "
@@ -352,11 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
     with open(a.out, "a", encoding="utf-8") as fh:
         writer = Writer(fh, progress)
-        for n, case in enumerate(cases, 1):
-            if all(k in done for q in case["questions"] for b in budgets for r in range(repeats)
-                   for k in [(q["qid"], b, r)]):
-                continue
-            progress.phase(f"case {n}/{len(cases)}")
+        todo = {c["case_id"] for c in cases
+                if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+        for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
+            progress.phase(f"case {n}/{len(todo)}")
             for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
                                            pool.pending):
                 if prompt is None:

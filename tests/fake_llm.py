@@ -5,12 +5,15 @@ know" for an empty context); a judge prompt gets a JSON verdict by substring mat
 scripted through POST /_control (or .script): a list of steps consumed one per chat request,
 each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or
 {"delay_s": 1.5}, or {"content": ""} / {"finish_reason": "length"} to change a normal reply.
-.delay_all_s delays every request (a slow endpoint).
+.delay_all_s delays every request (a slow endpoint); .fault_rate makes that share of requests
+fail at random (seeded by .fault_seed) with a 429 + Retry-After, a 500 or a stall of
+.fault_stall_s (a client timeout), in equal parts.
 GET /_stats returns how many chat requests arrived.
 """
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
@@ -43,6 +46,10 @@ class FakeLLM:
         self.accepted_formats: tuple = ("json_schema", "json_object")  # response_format types it takes
         self.formats_seen: list = []
         self.delay_all_s = 0.0
+        self.fault_rate = 0.0
+        self.fault_stall_s = 2.0
+        self.faults = 0
+        self._fault_rng = random.Random(0)
         self.lock = threading.Lock()
         server = self
 
@@ -79,6 +86,10 @@ class FakeLLM:
                     server.requests += 1
                     server.auth_headers.append(self.headers.get("Authorization", ""))
                     step = server.script.pop(0) if server.script else {}
+                    if not step and server.fault_rate and server._fault_rng.random() < server.fault_rate:
+                        server.faults += 1
+                        step = server._fault_rng.choice([{"status": 429, "retry_after": "0"}, {"status": 500},
+                                                         {"delay_s": server.fault_stall_s, "status": 500}])
                 fmt = body.get("response_format")
                 server.formats_seen.append(fmt["type"] if fmt else None)
                 if fmt and fmt["type"] not in server.accepted_formats:
