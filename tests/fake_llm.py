@@ -53,7 +53,12 @@ class FakeLLM:
         self.lock = threading.Lock()
         server = self
 
+        self.first_at = self.last_at = None  # monotonic times of the first request and last reply
+
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as real endpoints do: a client that reuses connections is measured as such.
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *args) -> None:  # keep pytest output clean
                 pass
 
@@ -69,7 +74,8 @@ class FakeLLM:
 
             def do_GET(self) -> None:
                 if self.path.endswith("/_stats"):
-                    self._send(200, {"requests": server.requests})
+                    self._send(200, {"requests": server.requests, "faults": server.faults,
+                                     "first_at": server.first_at, "last_at": server.last_at})
                 elif self.path.endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
                 else:
@@ -84,6 +90,8 @@ class FakeLLM:
                     return
                 with server.lock:
                     server.requests += 1
+                    if server.first_at is None:
+                        server.first_at = time.monotonic()
                     server.auth_headers.append(self.headers.get("Authorization", ""))
                     step = server.script.pop(0) if server.script else {}
                     if not step and server.fault_rate and server._fault_rng.random() < server.fault_rate:
@@ -111,6 +119,7 @@ class FakeLLM:
                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
                               "total_tokens": (len(prompt) + len(text)) // 4},
                 })
+                server.last_at = time.monotonic()
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -122,3 +131,17 @@ class FakeLLM:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+if __name__ == "__main__":
+    # A stand-alone endpoint for bench scripts: `python tests/fake_llm.py --delay-s 0.2` prints
+    # its URL and serves until killed, in its own process (so it does not share the GIL with
+    # the client it measures).
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--delay-s", type=float, default=0.0, help="latency added to every chat request")
+    a = ap.parse_args()
+    fake = FakeLLM()
+    fake.delay_all_s = a.delay_s
+    print(fake.url, flush=True)
+    fake.httpd.serve_forever()

@@ -1,0 +1,305 @@
+"""Measure the harness itself at scale, against a local OpenAI-compatible endpoint that answers
+after a fixed latency L (tests/fake_llm.py, in a process of its own): how close run.py and
+judge.py come to the endpoint's capacity C / L with C concurrent calls, beside the ceilings of a
+bare loop over the same client and over raw HTTP measured in the same run; the harness's own
+time per question at L = 0; run.py's start-up; score.py's time on a large comparison; and the
+peak memory of a run over a LongMemEval-S-sized input against the same run on a tenth of it.
+
+Every figure is printed, never asserted (STYLE.md). Outputs go to .cache/bench/ (git-ignored).
+
+Usage:
+  python bench/throughput.py                      # every part, at C = 16 and 32, L = 200 ms
+  python bench/throughput.py --parts calls startup
+  python bench/throughput.py --parts memory --memory-cases 500
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import requests
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from llm import LLMClient  # noqa: E402
+
+WORDS = ("billing search auth payments ingest reporting scheduler cache gateway notifications exports "
+         "onboarding Postgres Redis Kafka nginx Python Rust Terraform Kubernetes migrated pinned owner "
+         "release freeze incident rollback canary cluster deadline version").split()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures: a generated dataset, a config, and the endpoint in its own process
+# ---------------------------------------------------------------------------------------------
+
+def text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def make_dataset(path: str, cases: int, questions: int, sessions: int, turns: int, words: int, seed: int = 0) -> None:
+    """A valid dataset of generated cases, written one line at a time (no whole file in memory)."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for c in range(cases):
+            cid = f"g{c:05d}"
+            ss = [{"session_id": f"s{s}", "timestamp": f"2026-01-{1 + s % 28:02d}T{s // 28:02d}:00:00Z",
+                   "turns": [{"turn_id": f"{cid}-s{s}t{t}", "role": "user" if t % 2 == 0 else "assistant",
+                              "text": text(rng, words)} for t in range(turns)]} for s in range(sessions)]
+            qs = [{"qid": f"{cid}q{q}", "type": "single_hop", "asked_at": "2026-03-01T00:00:00Z",
+                   "question": text(rng, 8) + "?", "gold_answer": text(rng, 2),
+                   "evidence": [f"{cid}-s{rng.randrange(sessions)}t{rng.randrange(turns)}"]} for q in range(questions)]
+            fh.write(json.dumps({"case_id": cid, "sessions": ss, "questions": qs}) + "\n")
+
+
+def make_config(folder: str, dataset: str, **overrides) -> str:
+    with open(os.path.join(ROOT, "config.yaml"), encoding="utf-8") as fh:
+        cfg = yaml.safe_load(fh)
+    cfg.update({"dataset": dataset, "cache_dir": os.path.join(folder, "cache"), "judge_model": None,
+                "retry_backoff_s": 0.01, **overrides})
+    path = os.path.join(folder, f"config-{len(os.listdir(folder))}.yaml")
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(cfg, fh)
+    return path
+
+
+class Endpoint:
+    """tests/fake_llm.py in its own process, answering after delay_s."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "fake_llm.py"),
+                                      "--delay-s", str(delay_s)], stdout=subprocess.PIPE, text=True)
+        self.url = self.proc.stdout.readline().strip()
+
+    def stats(self) -> dict:
+        return requests.get(self.url + "/_stats", timeout=10).json()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def served_rate(ep: Endpoint) -> tuple[int, float]:
+    """(requests, requests per second from the first request to the last reply), as the
+    endpoint saw them: start-up and file writing outside that window are not counted."""
+    s = ep.stats()
+    return s["requests"], s["requests"] / max(1e-9, s["last_at"] - s["first_at"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Parts
+# ---------------------------------------------------------------------------------------------
+
+def stage_rate(folder: str, dataset: str, delay_s: float, workers: int, stage: str) -> float:
+    """Calls per second of run.py (or judge.py, with an LLM judge) at this concurrency."""
+    ep = Endpoint(delay_s)
+    env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
+    try:
+        cfg = make_config(folder, dataset, workers=workers, judge_model="bench-judge")
+        out = os.path.join(folder, f"{stage}-{workers}-{delay_s}.jsonl")
+        if stage == "run":
+            cmd = ["run.py", "--config", cfg, "--backend", "none", "--out", out, "--no-cache"]
+        else:
+            runs = os.path.join(folder, "judge-input.jsonl")
+            if not os.path.exists(runs):  # answers to grade, made once with the same endpoint
+                subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--out", runs],
+                               cwd=ROOT, env=env, check=True, capture_output=True)
+            requests.post(ep.url + "/_control", json={"script": []}, timeout=10)
+            ep.stop()
+            ep = Endpoint(delay_s)
+            env = {**env, "LLM_BASE_URL": ep.url}
+            cfg = make_config(folder, dataset, workers=workers, judge_model="bench-judge")
+            cmd = ["judge.py", "--config", cfg, "--runs", runs, "--out", out]
+        subprocess.run([sys.executable, *cmd], cwd=ROOT, env=env, check=True, capture_output=True)
+        return served_rate(ep)[1]
+    finally:
+        ep.stop()
+
+
+def bare_rate(folder: str, delay_s: float, workers: int, calls: int, raw: bool) -> float:
+    """The ceiling: C threads calling LLMClient.complete (or raw HTTP) in a loop, no harness."""
+    ep = Endpoint(delay_s)
+    try:
+        os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
+        with open(make_config(folder, "unused"), encoding="utf-8") as fh:
+            cfg = {**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0, "retry_backoff_s": 0.0}
+        client = LLMClient(cfg, use_cache=False)
+        left = list(range(calls))
+        lock = threading.Lock()
+
+        def work() -> None:
+            session = requests.Session()
+            while True:
+                with lock:
+                    if not left:
+                        return
+                    i = left.pop()
+                messages = [{"role": "user", "content": f"Memories:\n(no memories)\nQuestion: q{i}"}]
+                if raw:
+                    session.post(ep.url + "/chat/completions", json={"model": "m", "messages": messages,
+                                                                     "max_tokens": 64}, timeout=60).json()
+                else:
+                    client.complete("m", messages, 64)
+        threads = [threading.Thread(target=work) for _ in range(workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return served_rate(ep)[1]
+    finally:
+        ep.stop()
+
+
+def part_calls(folder: str, concurrency: list[int], delay_s: float) -> None:
+    dataset = os.path.join(folder, "calls.jsonl")
+    make_dataset(dataset, cases=40, questions=10, sessions=3, turns=4, words=12)
+    print(f"calls: 400 questions, endpoint latency L = {delay_s * 1000:.0f} ms; ratio = calls/s / (C / L)")
+    for c in concurrency:
+        ideal = c / delay_s
+        r = stage_rate(folder, dataset, delay_s, c, "run") / ideal
+        b = bare_rate(folder, delay_s, c, 400, raw=False) / ideal
+        h = bare_rate(folder, delay_s, c, 400, raw=True) / ideal
+        print(f"  C={c:>2}: run.py {r:.2f}   bare client loop {b:.2f}   raw HTTP loop {h:.2f}")
+    c = concurrency[0]
+    j = stage_rate(folder, dataset, delay_s, c, "judge") / (c / delay_s)
+    print(f"  C={c:>2}: judge.py with an LLM judge {j:.2f}")
+
+
+def part_overhead(folder: str) -> None:
+    dataset = os.path.join(folder, "overhead.jsonl")
+    make_dataset(dataset, cases=100, questions=10, sessions=3, turns=4, words=12)
+    ep = Endpoint(0.0)
+    try:
+        env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
+        cfg = make_config(folder, dataset, workers=4)
+        subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--no-cache",
+                        "--out", os.path.join(folder, "overhead.jsonl.out")], cwd=ROOT, env=env, check=True,
+                       capture_output=True)
+        n, rate = served_rate(ep)
+    finally:
+        ep.stop()
+    print(f"overhead at L = 0: {1000 / rate:.2f} ms per question over {n} questions "
+          f"(4 workers; the endpoint's own time included)")
+    ep = Endpoint(0.0)
+    try:
+        cfg = make_config(folder, dataset)
+        os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
+        with open(cfg, encoding="utf-8") as fh:
+            client = LLMClient({**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0,
+                                "retry_backoff_s": 0.0}, use_cache=False)
+        session = requests.Session()
+        t0 = time.perf_counter()
+        for i in range(300):
+            client.complete("m", [{"role": "user", "content": f"q{i}"}], 64)
+        bare = (time.perf_counter() - t0) / 300
+        t0 = time.perf_counter()
+        for i in range(300):
+            session.post(ep.url + "/chat/completions", json={"model": "m", "messages": [
+                {"role": "user", "content": f"q{i}"}], "max_tokens": 64}, timeout=60).json()
+        raw = (time.perf_counter() - t0) / 300
+    finally:
+        ep.stop()
+    print(f"  one call, serially: bare client {bare * 1000:.2f} ms, raw HTTP {raw * 1000:.2f} ms")
+
+
+def part_startup(folder: str) -> None:
+    dataset = os.path.join(folder, "startup.jsonl")
+    make_dataset(dataset, cases=1, questions=1, sessions=1, turns=2, words=5)
+    ep = Endpoint(0.0)
+    try:
+        env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
+        times = []
+        for i in range(5):
+            cfg = make_config(folder, dataset)
+            t0 = time.monotonic()
+            subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--no-cache",
+                            "--out", os.path.join(folder, f"startup-{i}.jsonl")], cwd=ROOT, env=env, check=True,
+                           capture_output=True)
+            times.append(ep.stats()["first_at"] - t0 if i == 0 else None)
+            ep.stop()
+            ep = Endpoint(0.0)
+            env["LLM_BASE_URL"] = ep.url
+        t_import = []
+        for _ in range(5):
+            t0 = time.monotonic()
+            subprocess.run([sys.executable, "-c", "import run"], cwd=ROOT, check=True)
+            t_import.append(time.monotonic() - t0)
+    finally:
+        ep.stop()
+    print(f"start-up of run.py: {times[0]:.2f} s to its first model request (one-question dataset); "
+          f"python -c 'import run': median {sorted(t_import)[2]:.2f} s")
+
+
+def part_score(folder: str, resamples: int) -> None:
+    from records_for_bench import write_scored_comparison  # noqa: E402  (bench/records_for_bench.py)
+    for cases in (400, 2000):
+        runs, verdicts = write_scored_comparison(folder, systems=6, questions=2000, cases=cases)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline", "s0",
+                        "--resamples", str(resamples), "--json", os.path.join(folder, "scores.json")],
+                       cwd=ROOT, check=True, capture_output=True)
+        print(f"score.py: 6 systems x 2,000 questions, {cases} cases, {resamples} resamples: "
+              f"{time.perf_counter() - t0:.1f} s")
+
+
+def part_memory(folder: str, cases: int) -> None:
+    """Peak RSS of run.py keyword over a LongMemEval-S-sized input and over a tenth of it."""
+    peaks = {}
+    for n in (max(1, cases // 10), cases):
+        dataset = os.path.join(folder, f"memory-{n}.jsonl")
+        # LongMemEval-S: ~500 haystacks of ~50 sessions, ~115k tokens each (about 0.5 MB of text).
+        make_dataset(dataset, cases=n, questions=1, sessions=50, turns=10, words=90, seed=1)
+        ep = Endpoint(0.0)
+        try:
+            env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
+            cfg = make_config(folder, dataset, workers=4)
+            code = ("import resource, runpy, sys; sys.argv = sys.argv[1:]; "
+                    "sys.path.insert(0, '.'); "
+                    "import run; rc = run.run_cli(run.main, sys.argv[1:]); "
+                    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(rc)")
+            r = subprocess.run([sys.executable, "-c", code, "run.py", "--config", cfg, "--backend", "keyword",
+                                "--out", os.path.join(folder, f"memory-{n}.out.jsonl"), "--no-cache"],
+                               cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+            peaks[n] = int(r.stderr.strip().splitlines()[-1]) / 1024
+        finally:
+            ep.stop()
+        print(f"memory: keyword over {n} cases ({os.path.getsize(dataset) / 1e6:.0f} MB): peak RSS {peaks[n]:.0f} MB")
+    small, big = sorted(peaks)
+    print(f"  ratio {big} cases / {small} cases: {peaks[big] / peaks[small]:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--parts", nargs="+", default=["calls", "overhead", "startup", "score", "memory"])
+    ap.add_argument("--concurrency", nargs="+", type=int, default=[16, 32])
+    ap.add_argument("--delay-ms", type=float, default=200)
+    ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--memory-cases", type=int, default=500)
+    a = ap.parse_args(argv)
+    os.makedirs(os.path.join(ROOT, ".cache", "bench"), exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="throughput-", dir=os.path.join(ROOT, ".cache", "bench"))
+    print(f"machine: {os.cpu_count()} cores; outputs in {os.path.relpath(folder, ROOT)}")
+    if "calls" in a.parts:
+        part_calls(folder, a.concurrency, a.delay_ms / 1000)
+    if "overhead" in a.parts:
+        part_overhead(folder)
+    if "startup" in a.parts:
+        part_startup(folder)
+    if "score" in a.parts:
+        part_score(folder, a.resamples)
+    if "memory" in a.parts:
+        part_memory(folder, a.memory_cases)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
