@@ -5,7 +5,8 @@ know" for an empty context); a judge prompt gets a JSON verdict by substring mat
 scripted through POST /_control (or .script): a list of steps consumed one per chat request,
 each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or
 {"delay_s": 1.5}, or {"content": ""} / {"finish_reason": "length"} to change a normal reply.
-.delay_all_s delays every request (a slow endpoint).
+.delay_all_s delays every request (a slow endpoint). .judge_always = "correct" makes every
+judge prompt get {"verdict": "correct"} (a judge that accepts everything).
 GET /_stats returns how many chat requests arrived.
 """
 from __future__ import annotations
@@ -19,8 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LINE = re.compile(r"^\[\d+\] \([^)]*\) (?:[^:\n]+: )?(.*)$", re.M)
 
 
-def answer_for(prompt: str) -> str:
+def answer_for(prompt: str, judge_always: str | None = None) -> str:
     """The deterministic reply to a prompt."""
+    if "Reference answer:" in prompt and judge_always is not None:
+        return json.dumps({"verdict": judge_always})
     if "Reference answer:" in prompt:
         gold = re.search(r"Reference answer: (.*)", prompt).group(1).strip().lower()
         cand = re.search(r"Candidate answer: (.*)", prompt).group(1).strip().lower()
@@ -43,6 +46,7 @@ class FakeLLM:
         self.accepted_formats: tuple = ("json_schema", "json_object")  # response_format types it takes
         self.formats_seen: list = []
         self.delay_all_s = 0.0
+        self.judge_always: str | None = None
         self.lock = threading.Lock()
         server = self
 
@@ -91,7 +95,7 @@ class FakeLLM:
                     self._send(step["status"], {"error": {"message": f"injected {step['status']}"}}, headers)
                     return
                 prompt = body["messages"][-1]["content"]
-                text = step.get("content", answer_for(prompt))
+                text = step.get("content", answer_for(prompt, server.judge_always))
                 self._send(200, {
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
                     "model": body["model"] + "-served",
