@@ -120,6 +120,7 @@ def check_settings(raw: dict, where: str) -> dict:
 
 
 def _share(value: object, name: str, where: str) -> float:
+    """A threshold that is a share: a number from 0 to 1, else an InputError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise InputError(f"{where}: key '{name}' must be a number between 0 and 1, got {value!r}")
     return float(value)
@@ -159,9 +160,9 @@ def read_verdicts(path: str) -> dict:
     return out
 
 
-def dataset_for(manifest_path: str | None, cfg: dict | None) -> tuple[str, list[dict], str]:
+def dataset_for(manifest_path: str | None, cfg: dict | None) -> tuple[list[dict], str]:
     """The dataset the runs were made from: the manifest's (checked against its sha256), else the
-    config's; returns (path, cases, sha256)."""
+    config's; returns (cases, sha256)."""
     if manifest_path:
         try:
             with open(manifest_path, encoding="utf-8") as fh:
@@ -176,9 +177,8 @@ def dataset_for(manifest_path: str | None, cfg: dict | None) -> tuple[str, list[
         if sha256_file(path) != sha:
             raise InputError(f"{manifest_path}: field 'dataset_sha256' is {sha[:12]}, but {rel} now hashes to "
                              f"{sha256_file(path)[:12]}: the dataset changed since the manifest was written")
-        return path, load_dataset(path), sha
-    path = cfg["dataset"]
-    return path, load_dataset(path), sha256_file(path)
+        return load_dataset(path), sha
+    return load_dataset(cfg["dataset"]), sha256_file(cfg["dataset"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,6 +204,11 @@ def worst(statuses: list[str]) -> str:
 def acc(flags: list[bool]) -> float | None:
     """Share of True; None when there is nothing to count (never NaN)."""
     return sum(flags) / len(flags) if flags else None
+
+
+def mean(xs: list) -> float | None:
+    """Arithmetic mean; None for an empty list."""
+    return sum(xs) / len(xs) if xs else None
 
 
 def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
@@ -300,8 +305,8 @@ def check_budget(path: str, rows: list[tuple[int, dict]], settings: dict) -> dic
     tokens = [r["context_tokens"] for _, r in used]
     budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
     numbers = {"file": path, "records": len(rows), "measured": len(used), "over_budget": len(over),
-               "budgets": budgets, "mean_tokens": acc_mean(tokens), "max_tokens": max(tokens) if tokens else None,
-               "mean_use": acc_mean(shares), "max_use": max(shares) if shares else None}
+               "budgets": budgets, "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
+               "mean_use": mean(shares), "max_use": max(shares) if shares else None}
     if not used:
         return result("budget", backend, "SKIP", f"{path}: no record has context_tokens (every question failed)",
                       numbers)
@@ -313,11 +318,6 @@ def check_budget(path: str, rows: list[tuple[int, dict]], settings: dict) -> dic
         return result("budget", backend, "WARN", text + f": below {settings['budget_use_min']:.0%} on average, "
                       f"its context is cut by top_k or the histories are short; state it in the report", numbers)
     return result("budget", backend, "PASS", text, numbers)
-
-
-def acc_mean(xs: list) -> float | None:
-    """Arithmetic mean; None for an empty list."""
-    return sum(xs) / len(xs) if xs else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -736,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = load_config(a.config) if a.config else None
     settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
-    _, cases, dataset_sha = dataset_for(a.manifest, cfg)
+    cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
                                   "context_tokens", BUDGET_FIELD, "added_sha256", "added_items", "error") + RERUN_FIELDS)
     verdicts = read_verdicts(a.verdicts)
