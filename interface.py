@@ -661,11 +661,12 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "repeats": ((int,), False),
     "time_aware_search": ((bool,), False),
     "backends": ((dict,), False),
+    "checks": ((dict,), False),
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
     "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
-    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "backends": {},
+    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "backends": {}, "checks": {},
 }
 # Values out of these ranges would be accepted by the type check and fail later, mid-run, or
 # silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).

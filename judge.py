@@ -18,9 +18,15 @@ exact match and a pure abstention:
 Every verdict also says what the rules alone (no judge) would decide (`rules_only_verdict`,
 null when no rule decides), so score.py can count where the rules and the judge disagree.
 
+--calibrate grades a judge calibration set (data/calibration.jsonl: answers labelled right or
+wrong) by the same layers and prints this grader's false-accept and false-reject rates per kind
+and overall, with Cohen's kappa; the JSON names the grader, so score.py shows only the rates of
+the grader that graded the run. A judge model is trusted only after this.
+
 Usage:
   python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl
   python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl --fresh
+  python judge.py --config config.yaml --calibrate data/calibration.jsonl --out results/calibration.json
 """
 from __future__ import annotations
 
@@ -30,12 +36,14 @@ import os
 import random
 import sys
 import threading
+from datetime import datetime, timezone
 
-from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deterministic, judge_prompt,
-                     parse_verdict, rubric_for, rubric_template)
+from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, calibration_rates, deterministic,
+                     judge_prompt, load_calibration, parse_verdict, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError,
                        Progress, dumps, load_comparison, load_config, parse_shard, read_resumable, record_key,
-                       run_cli, sha256_text, shard_of, verdict_identity, write_atomic)
+                       run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
+                       write_json_atomic)
 from llm import LLMClient, Workers
 
 # Fields a verdicts line must have to be resumed from; an older judge.py's file lacks some.
@@ -175,18 +183,99 @@ class VerdictWriter:
         self.progress.update(self.written, errors=self.errors, cached=self.cached)
 
 
+# ---------------------------------------------------------------------------------------------
+# Calibration (issue "The instrument checks itself")
+# ---------------------------------------------------------------------------------------------
+
+def rate_text(x: float | None) -> str:
+    """A rate for people: 3 decimals, n/a when there was nothing to count."""
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def calibrate(a: argparse.Namespace) -> int:
+    """Grade the calibration set as main() grades answers (the rules by deterministic(), then
+    ask_judge for the rest), print and write this grader's error rates; exit 3 when judge calls
+    failed beyond max_error_rate. A failed or unparseable judge call counts as the grader being
+    wrong, whatever the label (the worst case), and is counted apart in judge_failures."""
+    cfg = load_config(a.config)
+    items = load_calibration(a.calibrate)
+    judge_model = cfg["judge_model"]
+    workers = a.workers if a.workers is not None else cfg["workers"]
+    out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "calibration.json")
+    decided = [deterministic(item, bool(judge_model)) for item in items]
+    graded: list = [None] * len(items)  # per item: (verdict, layer, judge_error)
+    for i, d in enumerate(decided):
+        if d is not None:
+            graded[i] = (d[0], d[1], None)
+        elif not judge_model:
+            graded[i] = ("incorrect", "no_match", None)
+    need_llm = [i for i, g in enumerate(graded) if g is None]
+    print(f"calibrate: {len(items)} labelled answers, {len(items) - len(need_llm)} decided by rules, "
+          f"{len(need_llm)} for the judge (judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
+    if need_llm:
+        client, chooser, pool = LLMClient(cfg), FormatChooser(), Workers(max(1, workers))
+        for i in need_llm:
+            pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
+                        rubric_for(items[i]))
+        for i, res in pool.results(block=True):
+            graded[i] = (res["verdict"], "llm", res["judge_error"])
+
+    failed = [i for i, (v, _, err) in enumerate(graded) if err is not None or v == "unparseable"]
+    wrong_way = {"correct": "incorrect", "incorrect": "correct"}
+    verdicts = [wrong_way[items[i]["label"]] if i in failed else v for i, (v, _, _) in enumerate(graded)]
+    rates = calibration_rates(items, verdicts)
+    layers: dict = {}
+    for _, layer, _ in graded:
+        layers[layer] = layers.get(layer, 0) + 1
+    errors = sum(graded[i][2] is not None for i in failed)
+    report = {
+        "calibration_set": a.calibrate, "calibration_sha256": sha256_file(a.calibrate), "items": len(items),
+        "grader": grader_identity(judge_model),
+        "grading": "rules, then the LLM judge" if judge_model else "rules only",
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **rates,
+        "decided_by": dict(sorted(layers.items())),
+        "judge_failures": {"unparseable": len(failed) - errors, "judge_errors": errors,
+                           "ids": [items[i]["id"] for i in failed]},
+        "false_accept_ids": [it["id"] for it, v in zip(items, verdicts) if it["label"] == "incorrect" and v == "correct"],
+        "false_reject_ids": [it["id"] for it, v in zip(items, verdicts) if it["label"] == "correct" and v != "correct"],
+    }
+    write_json_atomic(out, report)
+    o = rates["overall"]
+    print(f"grader: {judge_model or 'rules only'} (rules {RULES_SHA256[:12]}); {o['n']} answers: false accepts "
+          f"{o['false_accepts']}/{o['known_wrong']} ({rate_text(o['false_accept_rate'])}), false rejects "
+          f"{o['false_rejects']}/{o['known_right']} ({rate_text(o['false_reject_rate'])}), kappa {rate_text(rates['kappa'])}; "
+          f"judge failures (counted as wrong) {len(failed)}, of which {errors} failed calls")
+    for kind, r in rates["by_kind"].items():
+        rate, name = ((r["false_accept_rate"], "false accept") if r["known_wrong"]
+                      else (r["false_reject_rate"], "false reject"))
+        print(f"  {kind:<24} n={r['n']:<4} {name} {rate_text(rate)}")
+    print(f"wrote {out}", file=sys.stderr)
+    if errors and errors / len(items) > cfg["max_error_rate"]:
+        print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
+        return EXIT_TOO_MANY_ERRORS
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", required=True)
-    ap.add_argument("--runs", nargs="+", required=True, help="run files written by run.py")
-    ap.add_argument("--out", required=True, help="results/verdicts.jsonl (resumable)")
+    ap.add_argument("--runs", nargs="+", help="run files written by run.py")
+    ap.add_argument("--out", help="results/verdicts.jsonl (resumable); with --calibrate, the rates as JSON "
+                                  "(default results/calibration.json)")
     ap.add_argument("--workers", type=int, help="concurrent judge calls (default: config workers)")
     ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")
     ap.add_argument("--allow-partial", action="store_true",
                     help="grade only the questions every run file answered, instead of refusing partial files")
     ap.add_argument("--shard", help="I/N: grade only the answers of share I (0-based) of N; merge.py joins them")
+    ap.add_argument("--calibrate", metavar="CALIBRATION_JSONL",
+                    help="grade this calibration set and report the grader's error rates, instead of grading runs")
     a = ap.parse_args(argv)
+    if a.calibrate:
+        return calibrate(a)
+    if not a.runs or not a.out:
+        ap.error("--runs and --out are required (unless --calibrate)")
     shard = parse_shard(a.shard)
 
     cfg = load_config(a.config)

@@ -6,8 +6,9 @@ scripted through POST /_control (or .script): a list of steps consumed one per c
 each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or
 {"delay_s": 1.5}, or {"content": ""} / {"finish_reason": "length"} to change a normal reply.
 .delay_all_s delays every request (a slow endpoint); .fault_rate makes that share of requests
-fail at random (seeded by .fault_seed) with a 429 + Retry-After, a 500 or a stall of
-.fault_stall_s (a client timeout), in equal parts.
+fail at random (a fixed seed) with a 429 + Retry-After, a 500 or a stall of
+.fault_stall_s (a client timeout), in equal parts. .judge_always = "correct" makes every judge
+prompt get {"verdict": "correct"} (a judge that accepts everything).
 GET /_stats returns how many chat requests arrived.
 """
 from __future__ import annotations
@@ -22,8 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LINE = re.compile(r"^\[\d+\] \([^)]*\) (?:[^:\n]+: )?(.*)$", re.M)
 
 
-def answer_for(prompt: str) -> str:
+def answer_for(prompt: str, judge_always: str | None = None) -> str:
     """The deterministic reply to a prompt."""
+    if "Reference answer:" in prompt and judge_always is not None:
+        return json.dumps({"verdict": judge_always})
     if "Reference answer:" in prompt:
         gold = re.search(r"Reference answer: (.*)", prompt).group(1).strip().lower()
         cand = re.search(r"Candidate answer: (.*)", prompt).group(1).strip().lower()
@@ -50,6 +53,7 @@ class FakeLLM:
         self.fault_stall_s = 2.0
         self.faults = 0
         self._fault_rng = random.Random(0)
+        self.judge_always: str | None = None
         self.lock = threading.Lock()
         server = self
 
@@ -110,7 +114,7 @@ class FakeLLM:
                     self._send(step["status"], {"error": {"message": f"injected {step['status']}"}}, headers)
                     return
                 prompt = body["messages"][-1]["content"]
-                text = step.get("content", answer_for(prompt))
+                text = step.get("content", answer_for(prompt, server.judge_always))
                 self._send(200, {
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
                     "model": body["model"] + "-served",

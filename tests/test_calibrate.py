@@ -1,0 +1,98 @@
+"""judge.py --calibrate (issue "The instrument checks itself", "Judge calibration"): the
+configured grading, through judge.py's own layers, over the calibration set; rates per kind and
+overall with kappa, named by the grader that produced them. A judge that accepts everything is
+exposed, and a judge that fails counts as wrong, apart."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import judge
+from conftest import ROOT, write_config
+from grading import RULES_SHA256, calibration_rates, deterministic, load_calibration, rules_verdict
+from interface import run_cli
+
+CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
+
+
+def calibrate(cfg: str, out, *extra: str) -> tuple[int, dict | None]:
+    code = run_cli(judge.main, ["--config", cfg, "--calibrate", CALIBRATION, "--out", str(out), *extra])
+    return code, json.loads(out.read_text()) if out.exists() else None
+
+
+def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path, capsys):
+    code, report = calibrate(write_config(tmp_path), tmp_path / "calibration.json")
+    assert code == 0
+    items = load_calibration(CALIBRATION)
+    expected = calibration_rates(items, [rules_verdict(i, False) for i in items])
+    assert {k: report[k] for k in ("overall", "by_kind", "kappa")} == expected
+    assert report["grader"] == judge.grader_identity(None) == {"rules_sha256": RULES_SHA256, "judge_model": None,
+                                                               "judge_prompt_sha256": None}
+    assert report["grading"] == "rules only" and report["items"] == len(items)
+    assert sum(report["decided_by"].values()) == len(items) and "llm" not in report["decided_by"]
+    assert report["judge_failures"] == {"unparseable": 0, "judge_errors": 0, "ids": []}
+    assert len(report["false_reject_ids"]) == expected["overall"]["false_rejects"]
+    out = capsys.readouterr().out
+    o = expected["overall"]
+    assert f"false accepts {o['false_accepts']}/{o['known_wrong']}" in out
+    assert f"false rejects {o['false_rejects']}/{o['known_right']}" in out
+
+
+def test_a_judge_that_says_correct_to_everything_is_exposed(tmp_path, fake_llm):
+    fake_llm.judge_always = "correct"
+    cfg = write_config(tmp_path, judge_model="yes-judge")
+    code, report = calibrate(cfg, tmp_path / "calibration.json")
+    assert code == 0
+    items = load_calibration(CALIBRATION)
+    # With a judge, the rules decide only an exact match and a pure abstention; every other
+    # known-wrong answer reaches the judge, which accepts it.
+    to_judge = [i for i in items if deterministic(i, True) is None]
+    wrong_to_judge = [i["id"] for i in to_judge if i["label"] == "incorrect"]
+    assert wrong_to_judge and report["false_accept_ids"] == wrong_to_judge
+    o = report["overall"]
+    assert o["false_accepts"] == len(wrong_to_judge) and o["false_accept_rate"] > 0.5
+    assert report["by_kind"]["hedge"]["false_accept_rate"] == 1.0
+    assert report["decided_by"]["llm"] == len(to_judge)
+    # The rates name this grader: score.py shows them only beside verdicts of the same judge.
+    assert report["grader"] == judge.grader_identity("yes-judge")
+    assert report["grader"]["judge_prompt_sha256"] is not None
+    (tmp_path / "r").mkdir()
+    assert calibrate(write_config(tmp_path / "r"), tmp_path / "rules.json")[0] == 0
+    assert json.loads((tmp_path / "rules.json").read_text())["overall"]["false_accepts"] == 0
+
+
+def test_unparseable_judge_output_counts_as_wrong_and_apart(tmp_path, fake_llm):
+    fake_llm.judge_always = "maybe"  # valid JSON, not a verdict: unparseable
+    code, report = calibrate(write_config(tmp_path, judge_model="vague-judge"), tmp_path / "calibration.json")
+    assert code == 0
+    judged = report["decided_by"]["llm"]
+    o = report["overall"]
+    # Every judged answer is counted as the grader being wrong, whatever its label.
+    assert report["judge_failures"]["unparseable"] == len(report["judge_failures"]["ids"]) == judged
+    assert set(report["judge_failures"]["ids"]) <= set(report["false_accept_ids"]) | set(report["false_reject_ids"])
+    assert o["false_accepts"] + o["false_rejects"] >= judged
+
+
+def test_failed_judge_calls_count_as_wrong_and_exit_3(tmp_path, fake_llm):
+    fake_llm.script = [{"status": 500}] * 1000
+    cfg = write_config(tmp_path, judge_model="down-judge", max_retries=0, workers=1)
+    code, report = calibrate(cfg, tmp_path / "calibration.json")
+    assert code == 3
+    assert report["judge_failures"]["judge_errors"] == report["decided_by"]["llm"] > 0
+
+
+def test_grading_runs_without_calibrate_still_needs_runs_and_out(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        judge.main(["--config", cfg, "--out", str(tmp_path / "v.jsonl")])
+    assert e.value.code == 2 and "--runs and --out are required" in capsys.readouterr().err
+
+
+def test_a_bad_calibration_file_exits_2_naming_the_line(tmp_path, capsys):
+    bad = tmp_path / "calibration.jsonl"
+    bad.write_text('{"id": "c1"}\n', encoding="utf-8")
+    assert run_cli(judge.main, ["--config", write_config(tmp_path), "--calibrate", str(bad),
+                                "--out", str(tmp_path / "c.json")]) == 2
+    assert f"{bad}:1: missing required field" in capsys.readouterr().err

@@ -1,0 +1,403 @@
+"""check.py, the instrument's own checks (issue "The instrument checks itself"; seed guide,
+section 9): each check fails on a crafted bad input and passes on a good one, a check that
+cannot run says why instead of passing, and the JSON holds what was printed."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+import check
+import judge
+import run
+from conftest import TINY, write_config
+from interface import MemoryItem, items_sha256, load_dataset, run_cli, session_items
+from memory_service import MemoryService
+from records import run_record, verdict_for, write_comparison, write_jsonl
+
+TYPES = ("single_hop", "temporal", "abstention")
+
+
+def records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def system(name: str, correct: set, **fields) -> list[dict]:
+    """Six answers of one system over three cases: q0..q5 of types single_hop, temporal,
+    abstention (twice each); the answer is "yes" (graded correct) for the qids in `correct`."""
+    return [run_record(name, f"q{i}", f"c{i // 2}", "yes" if f"q{i}" in correct else "no",
+                       [] if TYPES[i % 3] == "abstention" else [f"c{i // 2}-t1"],
+                       [] if name == "none" else [f"c{i // 2}-t1"], type=TYPES[i % 3], **fields)
+            for i in range(6)]
+
+
+GOOD = {"none": system("none", {"q2", "q5"}, context_tokens=0),
+        "oracle": system("oracle", {f"q{i}" for i in range(6)}),
+        "keyword": system("keyword", {"q0", "q2", "q5"}, context_tokens=900)}
+
+
+def checked(tmp_path, systems: dict, *extra: str, checks: dict | None = None, correct=None) -> tuple[int, dict, str]:
+    """Write the systems' runs and verdicts, run check.py; (exit code, checks.json by id, stdout)."""
+    runs, verdicts = write_comparison(tmp_path, systems, **({"correct": correct} if correct else {}))
+    cfg = write_config(tmp_path, checks=checks or {})
+    out = tmp_path / "checks.json"
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out), *extra])
+    return code, ({c["id"]: c for c in json.loads(out.read_text())["checks"]} if out.exists() else {}), str(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls
+# ---------------------------------------------------------------------------------------------
+
+def test_controls_pass_on_a_good_comparison_with_hand_computed_numbers(tmp_path, capsys):
+    code, c, _ = checked(tmp_path, GOOD)
+    assert code == 0
+    assert c["controls/none"]["status"] == "PASS"
+    # none answers only the abstention questions: 0 of 2 single_hop, 0 of 2 temporal.
+    assert c["controls/none"]["numbers"]["by_type"] == {"single_hop": {"n": 2, "accuracy": 0.0},
+                                                        "temporal": {"n": 2, "accuracy": 0.0}}
+    assert c["controls/oracle"]["status"] == "PASS"
+    # keyword: q0 right of the four answerable questions, 1/4, between none 0 and oracle 1.
+    assert c["controls/order"]["status"] == "PASS"
+    assert c["controls/order"]["numbers"] == {"none": 0.0, "oracle": 1.0, "systems": {"keyword": 0.25}}
+    out = capsys.readouterr().out
+    assert "PASS  controls/order: answerable accuracy: none 0.000, oracle 1.000; keyword 0.250" in out
+
+
+def test_a_none_that_answers_factual_questions_fails_and_lists_them(tmp_path, capsys):
+    systems = {**GOOD, "none": system("none", {"q0", "q2", "q5"}, context_tokens=0)}
+    code, c, _ = checked(tmp_path, systems)
+    assert code == 1
+    none = c["controls/none"]
+    # single_hop: q0 right of q0, q3: 0.5 > 0.10.
+    assert none["status"] == "FAIL" and none["numbers"]["by_type"]["single_hop"]["accuracy"] == 0.5
+    assert [i["qid"] for i in none["items"]] == ["q0"]
+    assert "guessed" in none["summary"]
+    assert "- single_hop q0: 'question q0'" in capsys.readouterr().out
+
+
+def test_a_weak_oracle_fails_and_its_wrong_answers_are_listed_by_type(tmp_path):
+    systems = {**GOOD, "oracle": system("oracle", {"q0", "q2", "q3", "q4", "q5"})}
+    code, c, _ = checked(tmp_path, systems)
+    oracle = c["controls/oracle"]
+    # temporal: q4 right, q1 wrong: 0.5 < 0.70 (the temporal default); single_hop 1.0 passes.
+    assert code == 1 and oracle["status"] == "FAIL"
+    assert oracle["numbers"]["wrong_by_type"] == {"abstention": 0, "single_hop": 0, "temporal": 1}
+    assert [(i["type"], i["qid"]) for i in oracle["items"]] == [("temporal", "q1")]
+    assert oracle["summary"].startswith("below its limit on temporal 0.500 (n=2, limit 0.70)")
+
+
+def test_thresholds_come_from_the_checks_section_of_the_config(tmp_path):
+    systems = {**GOOD, "oracle": system("oracle", {"q0", "q2", "q3", "q4", "q5"})}
+    code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"temporal": 0.5}})
+    assert code == 0 and c["controls/oracle"]["status"] == "PASS"
+    assert c["controls/oracle"]["numbers"]["limits"] == {"abstention": 0.8, "single_hop": 0.8, "temporal": 0.5}
+
+
+def test_a_system_above_the_oracle_is_flagged_for_an_evidence_audit(tmp_path):
+    systems = {**GOOD, "oracle": system("oracle", {"q2", "q3", "q4", "q5"}),
+               "keyword": system("keyword", {"q0", "q1", "q3", "q4"}, context_tokens=900)}
+    _, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0}})
+    order = c["controls/order"]
+    assert order["status"] == "WARN"
+    assert order["items"][0]["qids"] == ["q0", "q1"]  # right for keyword, wrong for the oracle
+    assert "audit the evidence labels" in order["items"][0]["text"]
+
+
+def test_an_absent_control_is_skipped_with_a_reason_never_passed(tmp_path, capsys):
+    code, c, _ = checked(tmp_path, {"keyword": GOOD["keyword"]})
+    assert code == 0
+    for name in ("none", "oracle", "order"):
+        assert c[f"controls/{name}"]["status"] == "SKIP"
+    assert "no run of the `oracle` control" in c["controls/oracle"]["summary"]
+    assert "SKIP  controls/none: no run of the `none` control" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------
+# Contract and budget
+# ---------------------------------------------------------------------------------------------
+
+def test_an_over_budget_record_fails_naming_file_line_and_qid(tmp_path, capsys):
+    kw = system("keyword", {"q0"}, context_tokens=900)
+    kw[3] = {**kw[3], "context_tokens": 1201}
+    code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
+    budget = c["budget/keyword"]
+    assert code == 1 and budget["status"] == "FAIL"
+    assert budget["numbers"]["max_tokens"] == 1201 and budget["numbers"]["over_budget"] == 1
+    # mean (5 * 900 + 1201) / 6 = 950.17 tokens
+    assert budget["numbers"]["mean_tokens"] == pytest.approx((5 * 900 + 1201) / 6)
+    assert f"{tmp_path / 'keyword.jsonl'}:4: q3 used 1201 tokens, budget 1200" in capsys.readouterr().out
+
+
+def test_a_real_system_using_little_of_the_budget_is_a_warning(tmp_path):
+    _, c, _ = checked(tmp_path, {**GOOD, "keyword": system("keyword", {"q0"}, context_tokens=300)})
+    assert c["budget/keyword"]["status"] == "WARN" and c["budget/keyword"]["numbers"]["mean_use"] == 0.25
+    assert c["budget/none"]["status"] == "PASS"  # a control is empty by design
+
+
+def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_exit_2(tmp_path, capsys):
+    kw = system("keyword", {"q0"}, context_tokens=900, prompt_sha256="e" * 64)
+    code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
+    assert code == 1
+    contract = c["contract/comparison"]
+    assert contract["status"] == "FAIL" and "field 'prompt_sha256' differs" in contract["summary"]
+    assert "not one comparison" in contract["summary"]
+    assert c["controls/oracle"]["status"] == "SKIP"  # no comparison to place systems in
+    assert c["budget/keyword"]["status"] == "PASS"   # per-file checks still run
+    assert "FAIL  contract/comparison" in capsys.readouterr().out
+
+
+def test_a_partial_file_fails_the_contract_but_the_common_questions_are_still_checked(tmp_path):
+    code, c, _ = checked(tmp_path, {**GOOD, "keyword": GOOD["keyword"][:4]})
+    assert code == 1 and c["contract/comparison"]["status"] == "FAIL"
+    assert "--allow-partial" in c["contract/comparison"]["summary"]
+    assert c["controls/none"]["status"] == "PASS"
+    assert c["controls/order"]["numbers"]["systems"] == {"keyword": pytest.approx(1 / 3)}  # q0 of q0, q1, q3
+
+
+def test_a_verdict_that_graded_another_answer_fails_the_contract(tmp_path):
+    runs, verdicts = write_comparison(tmp_path, GOOD)
+    recs = records(runs[2])
+    recs[0]["answer"] = "changed after judging"
+    write_jsonl(tmp_path / "keyword.jsonl", recs)
+    cfg = write_config(tmp_path)
+    out = tmp_path / "checks.json"
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out)]) == 1
+    c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
+    assert c["contract/verdicts"]["status"] == "FAIL" and c["contract/verdicts"]["numbers"]["stale"] == 1
+    assert c["controls/none"]["status"] == "SKIP" and "verdicts" in c["controls/none"]["summary"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Judge health
+# ---------------------------------------------------------------------------------------------
+
+def llm_comparison(unparseable: dict, n: int = 20) -> tuple[dict, dict]:
+    """Three systems of n answers each, all graded by the LLM judge; the first k answers of each
+    system (k from `unparseable`) are unparseable."""
+    systems = {name: [run_record(name, f"q{i}", f"c{i}", "yes", [], []) for i in range(n)]
+               for name in ("alpha", "beta", "gamma")}
+    verdict = {(name, f"q{i}"): "unparseable" if i < unparseable.get(name, 0) else "correct"
+               for name in systems for i in range(n)}
+    return systems, verdict
+
+
+def test_a_system_with_clearly_more_unparseable_verdicts_is_a_warning(tmp_path):
+    systems, verdict = llm_comparison({"alpha": 8})
+    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
+    vs = [verdict_for(r, verdict[(r["backend"], r["qid"])], by="llm") for recs in systems.values() for r in recs]
+    v_path = write_jsonl(tmp_path / "verdicts.jsonl", vs)
+    out = tmp_path / "checks.json"
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", v_path, "--config", write_config(tmp_path),
+                                "--out", str(out)]) == 0
+    c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
+    u = c["judge/unparseable"]
+    assert u["status"] == "WARN" and u["numbers"]["flagged"] == ["alpha"]
+    # alpha 8 of 20 against 0 of 40: with 8 unparseable among 60, the chance that all 8 fall in
+    # alpha's 20 is C(52, 12) / C(60, 20).
+    assert u["numbers"]["by_system"]["alpha"]["p_value"] == pytest.approx(math.comb(52, 12) / math.comb(60, 20))
+
+
+def test_unparseable_verdicts_spread_evenly_pass(tmp_path):
+    systems, verdict = llm_comparison({"alpha": 2, "beta": 2, "gamma": 1})
+    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
+    vs = [verdict_for(r, verdict[(r["backend"], r["qid"])], by="llm") for recs in systems.values() for r in recs]
+    out = tmp_path / "checks.json"
+    run_cli(check.main, ["--runs", *runs, "--verdicts", write_jsonl(tmp_path / "v.jsonl", vs),
+                         "--config", write_config(tmp_path), "--out", str(out)])
+    u = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["judge/unparseable"]
+    assert u["status"] == "PASS" and "alpha 2/20, beta 2/20, gamma 1/20" in u["summary"]
+
+
+def test_rules_and_judge_disagreeing_where_both_decided_is_a_warning_naming_the_answer(tmp_path):
+    systems, _ = llm_comparison({})
+    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
+    vs = [{**verdict_for(r, "correct", by="llm"), "rules_only_verdict": "correct"}
+          for recs in systems.values() for r in recs]
+    vs[3] = {**vs[3], "verdict": "incorrect"}  # alpha q3: the rules said correct, the judge incorrect
+    vs[4] = {**vs[4], "verdict": "unparseable"}  # the judge decided nothing: not a disagreement
+    out = tmp_path / "checks.json"
+    run_cli(check.main, ["--runs", *runs, "--verdicts", write_jsonl(tmp_path / "v.jsonl", vs),
+                         "--config", write_config(tmp_path), "--out", str(out)])
+    d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["judge/disagreement"]
+    assert d["status"] == "WARN" and [(i["system"], i["qid"]) for i in d["items"]] == [("alpha", "q3")]
+    assert d["numbers"]["by_system"]["alpha"] == {"both_decided": 19, "disagree": 1, "rate": pytest.approx(1 / 19)}
+
+
+def test_rules_only_grading_skips_the_judge_checks(tmp_path):
+    _, c, _ = checked(tmp_path, GOOD)
+    assert c["judge/unparseable"]["status"] == c["judge/disagreement"]["status"] == "SKIP"
+    assert "rules-only" in c["judge/unparseable"]["summary"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Real runs on the tiny dataset: determinism, indexing lag, leakage
+# ---------------------------------------------------------------------------------------------
+
+def run_system(cfg: str, backend: str, out, *extra: str) -> str:
+    assert run_cli(run.main, ["--config", cfg, "--backend", backend, "--out", str(out), *extra]) == 0
+    return str(out)
+
+
+@pytest.fixture
+def tiny_runs(tmp_path, fake_llm):
+    """none, oracle and keyword run on the tiny dataset against the fake endpoint, judged; a
+    config whose thresholds do not get in the way of the checks tested here (the fake oracle
+    echoes a turn, and the tiny histories fill a tenth of the budget)."""
+    cfg = write_config(tmp_path, checks={"oracle_min": {"default": 0.0}, "none_max": {"default": 1.0},
+                                         "budget_use_min": 0.0})
+    runs = [run_system(cfg, b, tmp_path / "runs" / f"{b}.jsonl") for b in ("none", "oracle", "keyword")]
+    verdicts = str(tmp_path / "results" / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 0
+    return cfg, runs, verdicts
+
+
+def check_tiny(tmp_path, tiny_runs, *extra: str) -> tuple[int, dict]:
+    cfg, runs, verdicts = tiny_runs
+    out = tmp_path / "results" / "checks.json"
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out), *extra])
+    return code, {c["id"]: c for c in json.loads(out.read_text())["checks"]}
+
+
+def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
+    cfg, runs, _ = tiny_runs
+    rerun = run_system(cfg, "keyword", tmp_path / "runs-check" / "keyword-2.jsonl", "--retrieval-only")
+    code, c = check_tiny(tmp_path, tiny_runs, "--rerun", rerun)
+    assert code == 0
+    assert c["determinism/keyword"]["status"] == "PASS" and c["determinism/keyword"]["numbers"]["compared"] == 6
+    assert c["leakage/keyword"]["status"] == "PASS" and c["leakage/keyword"]["numbers"]["ingestions"] == 2
+    assert "leakage/none" not in c and "leakage/oracle" not in c  # controls add nothing
+    assert c["lag"]["status"] == "SKIP" and "--extra-wait-s" in c["lag"]["summary"]
+    printed = capsys.readouterr().out.splitlines()
+    data = json.loads((tmp_path / "results" / "checks.json").read_text())
+    # One line per check, in the JSON's order, with the JSON's status, and the totals last.
+    status_lines = [line for line in printed if line[:4] in check.STATUSES]
+    assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
+    assert data["status"] == "PASS" and printed[-1] == "result: PASS (10 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["oracle_min"]["default"] == 0.0
+
+
+def test_a_nondeterministic_keyword_rerun_fails(tmp_path, tiny_runs):
+    cfg, _, _ = tiny_runs
+    rerun = tmp_path / "runs-check" / "keyword-2.jsonl"
+    recs = records(run_system(cfg, "keyword", rerun, "--retrieval-only"))
+    recs[1]["retrieved_ids"] = list(reversed(recs[1]["retrieved_ids"]))  # same ids, another order
+    write_jsonl(rerun, recs)
+    code, c = check_tiny(tmp_path, tiny_runs, "--rerun", str(rerun))
+    d = c["determinism/keyword"]
+    assert code == 1 and d["status"] == "FAIL"
+    assert d["numbers"]["differ"] == 1 and d["numbers"]["rate"] == pytest.approx(1 / 6)
+    assert [i["qid"] for i in d["items"]] == [recs[1]["qid"]]
+
+
+def test_retrieval_noise_of_a_backend_not_bound_to_determinism_is_a_warning_with_its_rate(tmp_path, tiny_runs):
+    cfg, runs, verdicts = tiny_runs
+    rerun = tmp_path / "runs-check" / "keyword-2.jsonl"
+    recs = records(run_system(cfg, "keyword", rerun, "--retrieval-only"))
+    recs[0]["retrieved_ids"] = recs[0]["retrieved_ids"][1:]
+    write_jsonl(rerun, recs)
+    relaxed = write_config(tmp_path / "runs-check", checks={"deterministic_backends": [],
+                                                             "oracle_min": {"default": 0.0}})
+    out = tmp_path / "checks.json"
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", relaxed, "--out", str(out),
+                                "--rerun", str(rerun)]) == 0
+    d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["determinism/keyword"]
+    assert d["status"] == "WARN" and "noise rate" in d["summary"] and d["numbers"]["rate"] == pytest.approx(1 / 6)
+
+
+def test_a_leaked_question_fails_naming_the_case(tmp_path, tiny_runs, capsys):
+    _, runs, _ = tiny_runs
+    kw = runs[2]
+    recs = records(kw)
+    case = load_dataset(TINY)[0]
+    # What a backend would have been given had the first question been added with the turns.
+    leaked = [it for s in case["sessions"] for it in session_items(s)] + [
+        MemoryItem("leak", f"user: {case['questions'][0]['question']}", {})]
+    for r in recs:
+        if r["case_id"] == case["case_id"]:
+            r.update(added_sha256=items_sha256(leaked), added_items=len(leaked))
+    write_jsonl(tmp_path / "runs" / "keyword.jsonl", recs)
+    code, c = check_tiny(tmp_path, tiny_runs)
+    leak = c["leakage/keyword"]
+    assert code == 1 and leak["status"] == "FAIL"
+    assert [(i["case_id"], i["added_items"], i["expected_items"]) for i in leak["items"]] == [(case["case_id"], 7, 6)]
+    assert f"case {case['case_id']} (repeat 0)" in capsys.readouterr().out
+
+
+@pytest.fixture
+def memory_service(monkeypatch):
+    """The asynchronous memory service: added items are searchable only 0.6 s later."""
+    svc = MemoryService(index_delay_s=0.6, token="svc-token").start()
+    monkeypatch.setenv("MEMORY_API_KEY", "svc-token")
+    yield svc
+    svc.stop()
+
+
+@pytest.mark.parametrize("flush, status", [("delay", "FAIL"), ("status", "PASS")])
+def test_a_lagging_index_is_caught_by_a_rerun_after_an_extra_wait(tmp_path, fake_llm, memory_service, flush, status):
+    # flush "delay" with 0 s returns at once, before the service has indexed anything; flush
+    # "status" polls until the service says it is ready.
+    http = {"base_url": memory_service.url, "token_env": "MEMORY_API_KEY", "poll_interval_s": 0.05,
+            "flush": flush, **({"flush_delay_s": 0} if flush == "delay" else {})}
+    cfg = write_config(tmp_path, backends={"http": http})
+    main = run_system(cfg, "http", tmp_path / "runs" / "http.jsonl", "--retrieval-only")
+    lag = run_system(cfg, "http", tmp_path / "runs-check" / "http-wait.jsonl", "--retrieval-only",
+                     "--extra-wait-s", "1")
+    out = tmp_path / "checks.json"
+    # Retrieval-only runs have no verdicts; an empty verdicts file leaves the verdict checks to fail,
+    # which is not what is tested here.
+    empty = write_jsonl(tmp_path / "verdicts.jsonl", [])
+    run_cli(check.main, ["--runs", main, "--verdicts", empty, "--config", cfg, "--out", str(out), "--lag", lag])
+    c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["lag/http"]
+    assert c["status"] == status
+    if status == "FAIL":
+        assert "flush does not wait" in c["summary"] and c["numbers"]["differ"] == 6
+        assert c["numbers"]["recall_any_main"] == 0.0 and c["numbers"]["recall_any_after_wait"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: exit 2, naming what is wrong
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("checks, named", [
+    ({"oracle_minimum": 0.8}, "checks.oracle_minimum"),
+    ({"oracle_min": {"trivia": 0.8}}, "checks.oracle_min.trivia"),
+    ({"none_max": {"default": 1.5}}, "checks.none_max.default"),
+    ({"none_max": 0.1}, "checks.none_max"),
+    ({"deterministic_backends": "keyword"}, "checks.deterministic_backends"),
+    ({"unparseable_min": 0}, "checks.unparseable_min"),
+])
+def test_a_bad_checks_setting_is_refused_naming_it(tmp_path, checks, named, capsys):
+    code, _, _ = checked(tmp_path, GOOD, checks=checks)
+    assert code == 2 and f"'{named}'" in capsys.readouterr().err
+
+
+def test_bad_arguments_exit_2(tmp_path, tiny_runs, capsys):
+    cfg, runs, verdicts = tiny_runs
+    base = ["--runs", *runs, "--verdicts", verdicts, "--out", str(tmp_path / "c.json")]
+    assert run_cli(check.main, base) == 2
+    assert "--manifest" in capsys.readouterr().err
+    # a --runs file given as its own rerun would compare a run with itself
+    assert run_cli(check.main, [*base, "--config", cfg, "--rerun", runs[2]]) == 2
+    assert "a rerun must be a second run" in capsys.readouterr().err
+    # a lag rerun made without an extra wait
+    plain = run_system(cfg, "keyword", tmp_path / "runs-check" / "keyword-2.jsonl", "--retrieval-only")
+    assert run_cli(check.main, [*base, "--config", cfg, "--lag", plain]) == 2
+    assert "--extra-wait-s" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "c.json")
+
+
+def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
+    import manifest
+    cfg, runs, verdicts = tiny_runs
+    assert run_cli(manifest.main, [cfg, "--backends", "none", "oracle", "keyword", "--out-dir", str(tmp_path)]) == 0
+    out = tmp_path / "c.json"
+    m = str(next(tmp_path.glob("manifest-*.json")))
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)]) == 1
+    data = json.loads(out.read_text())
+    # without --config the default thresholds hold, and the fake endpoint's oracle is below them
+    assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"
+    assert data["thresholds"] == check.CHECK_DEFAULTS
