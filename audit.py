@@ -40,7 +40,7 @@ import random
 import sys
 from collections import defaultdict
 
-from grading import cohen_kappa
+from grading import cohen_kappa, fisher_greater
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError, dumps,
                        not_utf8_error, read_jsonl, record_key, run_cli, sha256_text, write_atomic,
                        write_json_atomic)
@@ -202,14 +202,6 @@ def agreement(pairs: list[tuple[str, str]]) -> dict:
             "kappa": cohen_kappa(pairs),
             "judge_correct_human_incorrect": sum(j == "correct" and h == "incorrect" for j, h in pairs),
             "judge_incorrect_human_correct": sum(j == "incorrect" and h == "correct" for j, h in pairs)}
-
-
-def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
-    """One-sided Fisher exact test: the probability, with a+b events spread at random over
-    n1+n2 trials, that the first group gets a or more of them (its rate is higher by chance)."""
-    total, events = n1 + n2, a + b
-    return sum(math.comb(events, x) * math.comb(total - events, n1 - x)
-               for x in range(a, min(events, n1) + 1)) / math.comb(total, n1)
 
 
 def flag_systems(by_system: dict) -> list[dict]:

@@ -36,16 +36,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections import defaultdict
 from datetime import datetime, timezone
 
-from grading import RULES_SHA256
+from grading import RULES_SHA256, fisher_greater
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
                        InputError, is_answerable, items_sha256, load_comparison, load_config, load_dataset,
-                       read_jsonl, record_key, run_cli, session_items, sha256_file, verdict_identity,
+                       match_verdicts, read_jsonl, read_verdicts, run_cli, session_items, sha256_file,
                        write_json_atomic)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -78,9 +77,6 @@ CHECK_DEFAULTS = {
 STATUSES = ("PASS", "WARN", "FAIL", "SKIP")
 DETAIL_LINES = 5  # detail lines printed under a check; all of them are in the JSON
 # Fields a verdicts line must have to be checked against its run record.
-VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "rules_only_verdict",
-                  "judge_error") + VERDICT_IDENTITY_FIELDS
-
 
 # ---------------------------------------------------------------------------------------------
 # Input
@@ -144,22 +140,6 @@ def read_runs(paths: list[str], fields: tuple) -> list[tuple[str, int, dict]]:
     return out
 
 
-def read_verdicts(path: str) -> dict:
-    """Verdicts keyed by interface.record_key, with their line; two for one answer is an error."""
-    out: dict = {}
-    for lineno, v in read_jsonl(path):
-        missing = [f for f in VERDICT_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
-                             f"rerun judge.py")
-        key = record_key(v)
-        if key in out:
-            raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "
-                             f"(the first is line {out[key][0]}); rerun judge.py")
-        out[key] = (lineno, v)
-    return out
-
-
 def dataset_for(manifest_path: str | None, cfg: dict | None) -> tuple[list[dict], str]:
     """The dataset the runs were made from: the manifest's (checked against its sha256), else the
     config's; returns (cases, sha256)."""
@@ -211,15 +191,6 @@ def mean(xs: list) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
-    """One-sided Fisher exact test: the probability, with a+b events spread at random over
-    n1+n2 trials, that the first group gets a or more of them (its rate is higher by chance)."""
-    total, events = n1 + n2, a + b
-    denom = math.comb(total, n1)
-    return sum(math.comb(events, x) * math.comb(total - events, n1 - x)
-               for x in range(a, min(events, n1) + 1)) / denom
-
-
 def fmt(x: float | None) -> str:
     """Numbers for people: 3 decimals, n/a when not measurable."""
     return "n/a" if x is None else f"{x:.3f}"
@@ -257,40 +228,29 @@ def check_comparison(paths: list[str]) -> tuple[dict, list | None, str | None]:
 def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict, list | None]:
     """The verdicts belong to exactly these records under one grader and this code's rules
     (what score.py refuses); returns (result, [(record, verdict)] or None)."""
-    missing, stale, pairs = [], [], []
-    for r in records:
-        found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
-        if found is None:
-            missing.append(r)
-            continue
-        lineno, v = found
-        grader = {f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}
-        if v["inputs_sha256"] != verdict_identity(r, grader)["inputs_sha256"]:
-            stale.append({"text": f"{path}:{lineno}: {r['backend']} {r['qid']}: graded another question, gold, "
-                                  f"annotation or answer than its run record holds", "line": lineno,
-                          "backend": r["backend"], "qid": r["qid"]})
-        pairs.append((r, v))
-    graders = sorted({json.dumps({f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}) for _, v in pairs})
-    other_rules = sorted({v["rules_sha256"][:12] for _, v in pairs if v["rules_sha256"] != RULES_SHA256})
+    m = match_verdicts(records, verdicts, RULES_SHA256)
+    stale = [{"text": f"{path}:{lineno}: {r['backend']} {r['qid']}: graded another question, gold, annotation or "
+                      f"answer than its run record holds", "line": lineno, "backend": r["backend"], "qid": r["qid"]}
+             for lineno, r in m.stale]
     problems = []
-    if missing:
-        problems.append(f"{len(missing)} record(s) have no verdict (first: {missing[0]['backend']} "
-                        f"{missing[0]['qid']}); run judge.py on these runs")
+    if m.missing:
+        problems.append(f"{len(m.missing)} record(s) have no verdict (first: {m.missing[0]['backend']} "
+                        f"{m.missing[0]['qid']}); run judge.py on these runs")
     if stale:
         problems.append(f"{len(stale)} verdict(s) graded something else than the record holds now; rerun judge.py")
-    if len(graders) > 1:
-        problems.append(f"the verdicts come from {len(graders)} different graders; grade all runs together")
-    if other_rules:
-        problems.append(f"verdicts graded by another rule set ({', '.join(other_rules)}; this code's is "
+    if len(m.graders) > 1:
+        problems.append(f"the verdicts come from {len(m.graders)} different graders; grade all runs together")
+    if m.other_rules:
+        problems.append(f"verdicts graded by another rule set ({', '.join(m.other_rules)}; this code's is "
                         f"{RULES_SHA256[:12]}); rerun judge.py")
-    numbers = {"records": len(records), "verdicts": len(pairs), "missing": len(missing), "stale": len(stale),
-               "graders": len(graders)}
+    numbers = {"records": len(records), "verdicts": len(m.pairs), "missing": len(m.missing), "stale": len(stale),
+               "graders": len(m.graders)}
     items = [{"text": f"{r['backend']} {r['qid']}: no verdict", "backend": r["backend"], "qid": r["qid"]}
-             for r in missing] + stale
+             for r in m.missing] + stale
     if problems:
         return result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None
-    return (result("contract", "verdicts", "PASS", f"{len(pairs)} verdicts, one per record, graded by one grader "
-                   f"with this code's rules", numbers), pairs)
+    return (result("contract", "verdicts", "PASS", f"{len(m.pairs)} verdicts, one per record, graded by one grader "
+                   f"with this code's rules", numbers), m.pairs)
 
 
 def check_budget(path: str, rows: list[tuple[int, dict]], settings: dict) -> dict:

@@ -6,8 +6,10 @@ calibration, Cohen's kappa). Nothing here calls a model.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import json
+import math
 import os
 import re
 import unicodedata
@@ -169,6 +171,9 @@ def _words(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+# Pure, and called for the same golds and answers again and again (each system, each layer,
+# EM and F1 in score.py): cached.
+@functools.lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """NFKC, case-folded, ё as е, dates as `YYYY mMM dDD`, number words and ordinals as
     digits, thousands separators dropped, punctuation as spaces, whitespace collapsed."""
@@ -481,6 +486,14 @@ def load_calibration(path: str) -> list[dict]:
     if not items:
         raise InputError(f"{path}: no calibration items")
     return items
+
+
+def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
+    """One-sided Fisher exact test: the probability, with a+b events spread at random over
+    n1+n2 trials, that the first group gets a or more of them (its rate is higher by chance)."""
+    total, events = n1 + n2, a + b
+    return sum(math.comb(events, x) * math.comb(total - events, n1 - x)
+               for x in range(a, min(events, n1) + 1)) / math.comb(total, n1)
 
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:

@@ -627,6 +627,56 @@ def verdict_inputs_sha256(rec: dict) -> str:
 VERDICT_IDENTITY_FIELDS = ("inputs_sha256", "rules_sha256", "judge_model", "judge_prompt_sha256")
 
 
+# Fields every verdicts line has; a line without them was not written by this judge.py.
+VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "rules_only_verdict",
+                  "judge_error") + VERDICT_IDENTITY_FIELDS
+
+
+def read_verdicts(path: str) -> dict:
+    """Verdicts keyed by record_key, with their line; two for one answer is an error."""
+    out: dict = {}
+    for lineno, v in read_jsonl(path):
+        missing = [f for f in VERDICT_FIELDS if f not in v]
+        if missing:
+            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
+                             f"rerun judge.py")
+        key = record_key(v)
+        if key in out:
+            raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "
+                             f"(the first is line {out[key][0]}); rerun judge.py, which keeps one per answer")
+        out[key] = (lineno, v)
+    return out
+
+
+@dataclass(frozen=True)
+class VerdictMatch:
+    """Run records paired with their verdicts, and every way the verdicts fail to belong to them."""
+    pairs: list        # (record, verdict) for every record that has one
+    missing: list      # records with no verdict
+    stale: list        # (line, record): the verdict graded another question, gold, annotation or answer
+    graders: list      # the distinct graders (rules, judge model, judge prompts) of the pairs
+    other_rules: list  # rules_sha256 prefixes other than the code's
+
+
+def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> VerdictMatch:
+    """Pair each record with its verdict (read_verdicts) and find what score.py refuses: a missing
+    verdict, one graded against something else than the record holds now, a mix of graders,
+    and rules other than the code's (rules_sha256, passed in: grading.py builds on this module)."""
+    pairs, missing, stale = [], [], []
+    for r in records:
+        found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
+        if found is None:
+            missing.append(r)
+            continue
+        lineno, v = found
+        if v["inputs_sha256"] != verdict_inputs_sha256(r):
+            stale.append((lineno, r))
+        pairs.append((r, v))
+    graders = sorted({json.dumps({f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}) for _, v in pairs})
+    other = sorted({v["rules_sha256"][:12] for _, v in pairs if v["rules_sha256"] != rules_sha256})
+    return VerdictMatch(pairs, missing, stale, graders, other)
+
+
 def verdict_identity(rec: dict, grader: dict) -> dict:
     """The identity a verdict of this run record must carry under this grader (a dict of
     rules_sha256, judge_model and judge_prompt_sha256)."""

@@ -28,9 +28,8 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
-from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, UNANSWERABLE_TYPES, VERDICT_IDENTITY_FIELDS,
-                       InputError, load_comparison, read_jsonl, record_key, run_cli, verdict_identity,
-                       write_atomic, write_json_atomic)
+from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, InputError, is_answerable, load_comparison,
+                       match_verdicts, read_verdicts, run_cli, write_atomic, write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
@@ -40,6 +39,7 @@ FAILURE_CAUSES = ("error", "unparseable", "judge_disagreement", "unmeasurable", 
                   "reader_miss")
 # Resamples drawn at once: bounds the memory of the bootstrap (block x clusters counts).
 BOOTSTRAP_BLOCK = 1000
+KEEP_COUNTS_MAX = 25_000_000  # resamples x clusters kept in memory as float32 counts (100 MB)
 Z95 = 1.959964
 
 
@@ -70,21 +70,35 @@ class ClusterBootstrap:
         self.clusters = sorted(clusters)
         self.index = {c: i for i, c in enumerate(self.clusters)}
         self.resamples, self.seed = resamples, seed
+        # Drawing the counts costs more than using them: keep them when they fit in memory
+        # (10,000 resamples of 2,000 clusters: 80 MB), else draw them again for each use.
+        self._kept = [] if resamples * len(self.clusters) <= KEEP_COUNTS_MAX else None
 
     def counts(self):
         """Blocks of resamples as cluster-count matrices (block x clusters), the same every call."""
+        if self._kept:
+            yield from self._kept
+            return
         n = len(self.clusters)
         for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
             rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
             rng = np.random.default_rng([self.seed, start])
             draws = rng.integers(0, n, size=(rows, n))
             flat = (np.arange(rows)[:, None] * n + draws).ravel()
-            yield np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
+            block = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float32)
+            if self._kept is not None:
+                self._kept.append(block)
+            yield block
 
     def totals(self, columns: np.ndarray) -> np.ndarray:
         """Per-cluster sums (clusters x statistics) -> their totals in each resample
-        (resamples x statistics)."""
-        return np.vstack([block @ columns for block in self.counts()])
+        (resamples x statistics). Every column here holds whole numbers (questions, correct
+        answers, their differences), and float32 adds whole numbers exactly below 2^24; a
+        resample's total is at most clusters x the largest cluster value, and when that bound
+        is not below 2^24 the sums are taken in float64 instead."""
+        if len(columns) and np.abs(columns).max() * len(self.clusters) >= 2 ** 24:
+            return np.vstack([block.astype(np.float64) @ columns for block in self.counts()])
+        return np.vstack([block @ columns.astype(np.float32) for block in self.counts()]).astype(np.float64)
 
     def column(self, per_cluster: dict) -> np.ndarray:
         """A {cluster: value} mapping as a column over this bootstrap's clusters (0 elsewhere)."""
@@ -133,64 +147,34 @@ def system_label(rec: dict, several_budgets: bool) -> str:
     return f"{rec['backend']}@{rec[BUDGET_FIELD]}" if several_budgets else rec["backend"]
 
 
-def load_verdicts(path: str) -> dict:
-    """Verdicts keyed by interface.record_key, with their line; two for one answer is an error."""
-    out: dict = {}
-    for lineno, v in read_jsonl(path):
-        missing = [f for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "judge_error",
-                               "rules_only_verdict") + VERDICT_IDENTITY_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
-                             f"rerun judge.py")
-        key = record_key(v)
-        if key in out:
-            raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "
-                             f"(the first is line {out[key][0]}); rerun judge.py, which keeps one per answer")
-        out[key] = (lineno, v)
-    return out
-
-
 def pair_verdicts(records: list[dict], verdicts: dict, path: str | None) -> list[tuple[dict, dict | None]]:
     """Each run record with its verdict (None for a retrieval-only record, which has no answer
-    to grade), refusing a verdict that does not belong to exactly this record under one grader:
-    graded against another gold, answer or annotation, by another rule set than this code's, or
-    by a mix of judges."""
+    to grade), refusing verdicts that do not belong to exactly these records under one grader:
+    a missing verdict, one graded against another gold, answer or annotation, by another rule
+    set than this code's, or by a mix of judges."""
     graded = [r for r in records if not r["retrieval_only"]]
     if graded and path is None:
         raise InputError("--verdicts is required for run files with answers (run judge.py first)")
-    used = {tuple(verdicts[record_key(r)][1][f] for f in VERDICT_IDENTITY_FIELDS[1:])
-            for r in graded if record_key(r) in verdicts}
-    if len(used) > 1:
-        raise InputError(f"{path}: the verdicts of these runs come from {len(used)} different graders "
-                         f"(rule sets or judge models: {sorted(map(str, used))}); grade them together: "
-                         f"rerun judge.py on all of them")
-    pairs: list = [(r, None) for r in records if r["retrieval_only"]]
-    for r in graded:
-        found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
-        if found is None:
-            raise InputError(f"{path}: no verdict for {r['backend']!r} question {r['qid']!r}; "
-                             f"run judge.py on these runs first")
-        lineno, v = found
-        grader = {f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}
-        if v["rules_sha256"] != RULES_SHA256:
-            raise InputError(f"{path}:{lineno}: graded by another rule set (rules_sha256 "
-                             f"{v['rules_sha256'][:12]}, this code's is {RULES_SHA256[:12]}); rerun judge.py")
-        if v["inputs_sha256"] != verdict_identity(r, grader)["inputs_sha256"]:
-            raise InputError(f"{path}:{lineno}: the verdict of {r['backend']!r} question {r['qid']!r} graded "
-                             f"another question, gold, annotation or answer than its run record holds now; "
-                             f"rerun judge.py")
-        pairs.append((r, v))
-    return pairs
+    m = match_verdicts(graded, verdicts, RULES_SHA256)
+    if m.missing:
+        raise InputError(f"{path}: no verdict for {m.missing[0]['backend']!r} question {m.missing[0]['qid']!r} "
+                         f"(and {len(m.missing) - 1} more); run judge.py on these runs first")
+    if m.stale:
+        lineno, r = m.stale[0]
+        raise InputError(f"{path}:{lineno}: the verdict of {r['backend']!r} question {r['qid']!r} graded another "
+                         f"question, gold, annotation or answer than its run record holds now; rerun judge.py")
+    if m.other_rules:
+        raise InputError(f"{path}: graded by another rule set (rules_sha256 {', '.join(m.other_rules)}, this "
+                         f"code's is {RULES_SHA256[:12]}); rerun judge.py")
+    if len(m.graders) > 1:
+        raise InputError(f"{path}: the verdicts of these runs come from {len(m.graders)} different graders (rule "
+                         f"sets or judge models: {m.graders}); grade them together: rerun judge.py on all of them")
+    return [(r, None) for r in records if r["retrieval_only"]] + m.pairs
 
 
 # ---------------------------------------------------------------------------------------------
 # One question: what happened to it
 # ---------------------------------------------------------------------------------------------
-
-def answerable(rec: dict) -> bool:
-    """The gold is a fact in the history (not abstention, adversarial or flagged unanswerable)."""
-    return rec["type"] not in UNANSWERABLE_TYPES and not (rec["meta"] or {}).get("abstention")
-
 
 def failure_cause(rec: dict, v: dict | None) -> str | None:
     """Where a wrong answer came from, one cause per question (None for a right answer or an
@@ -223,7 +207,7 @@ def question_row(rec: dict, v: dict | None) -> dict:
     meta = rec["meta"] or {}  # meta is optional in the dataset contract; run.py writes {} then
     row = {"system": None, "qid": rec["qid"], "case_id": rec["case_id"], "cluster": rec["cluster"],
            "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
-           "answerable": answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
+           "answerable": is_answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
            "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
            "exact_match": None, "token_f1": None, "contradicts": None}
     if v is not None:
@@ -814,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
 
     comparison = load_comparison(a.runs, a.allow_partial)
     manifest = read_manifest(a.manifest, comparison, a.allow_partial) if a.manifest else None
-    verdicts = load_verdicts(a.verdicts) if a.verdicts else {}
+    verdicts = read_verdicts(a.verdicts) if a.verdicts else {}
     pairs = pair_verdicts(comparison.records, verdicts, a.verdicts)
     baseline = resolve_baseline(a.baseline, comparison.records)
     systems, diffs, questions, mdd = comparisons(pairs, baseline, a.resamples, a.seed)

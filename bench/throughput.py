@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -239,10 +238,31 @@ def part_startup(folder: str) -> None:
           f"python -c 'import run': median {sorted(t_import)[2]:.2f} s")
 
 
+def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> tuple[list[str], str]:
+    """Run files and verdicts of `systems` systems over the same questions, built with the test
+    suite's record builders (every field run.py and judge.py write)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from records import run_record, verdict_for  # noqa: E402
+    rng = random.Random(3)
+    runs, verdicts = [], []
+    for s in range(systems):
+        recs = [run_record(f"s{s}", f"q{q}", f"c{q % cases}", "yes" if rng.random() < 0.3 + 0.05 * s else "no",
+                           [f"t{q}"], [f"t{q}"] if rng.random() < 0.7 else [f"t{q + 1}"],
+                           type=("single_hop", "temporal", "abstention")[q % 3]) for q in range(questions)]
+        path = os.path.join(folder, f"score-{cases}-s{s}.jsonl")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in recs)
+        runs.append(path)
+        verdicts += [verdict_for(r, "correct" if r["answer"] == "yes" else "incorrect") for r in recs]
+    path = os.path.join(folder, f"score-{cases}-verdicts.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(v) + "\n" for v in verdicts)
+    return runs, path
+
+
 def part_score(folder: str, resamples: int) -> None:
-    from records_for_bench import write_scored_comparison  # noqa: E402  (bench/records_for_bench.py)
     for cases in (400, 2000):
-        runs, verdicts = write_scored_comparison(folder, systems=6, questions=2000, cases=cases)
+        runs, verdicts = scored_comparison(folder, systems=6, questions=2000, cases=cases)
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline", "s0",
                         "--resamples", str(resamples), "--json", os.path.join(folder, "scores.json")],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 
 import pytest
 
@@ -12,7 +11,7 @@ import judge
 import run
 import score
 from conftest import TINY, write_config
-from interface import Hit, InputError, Progress, load_dataset, run_cli
+from interface import Hit, Progress, load_dataset, run_cli
 
 
 def records(path) -> list[dict]:
