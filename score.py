@@ -29,7 +29,7 @@ import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, InputError, is_answerable, load_comparison,
-                       match_verdicts, read_verdicts, run_cli, write_atomic, write_json_atomic)
+                       match_verdicts, read_verdicts, run_cli, sha256_file, write_atomic, write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
@@ -646,6 +646,10 @@ def findings(scores: dict) -> list[str]:
                 if s["backend"] not in CONTROL_NAMES and s["accuracy"] is not None and s["accuracy"] > acc:
                     notes.append(f"`{s['label']}` scores above the oracle{at}: audit the evidence labels of the "
                                  f"questions it gets right and the oracle does not.")
+    checks = scores.get("checks")  # absent from hand-made score dicts
+    if checks and checks["status"] in ("FAIL", "WARN"):
+        notes.append(f"check.py: {checks['status']} ({', '.join(f'{n} {k}' for k, n in checks['counts'].items() if n)}): "
+                     + "; ".join(f"{c['status']} {c['summary']}" for c in checks["not_passed"]))
     for s in scores["systems"]:
         if s["recall_note"]:
             notes.append(f"`{s['label']}`: retrieval recall {s['recall_note']}.")
@@ -778,6 +782,58 @@ def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
     return manifest
 
 
+def read_json(path: str, what: str) -> dict:
+    """A JSON summary another stage wrote; an unreadable one names the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not a readable {what} ({type(e).__name__}: {e})") from None
+
+
+def read_checks(path: str, runs: list[str]) -> dict:
+    """check.py's verdict on the instrument, refused if it checked other run files than these."""
+    checks = read_json(path, "checks.json")
+    try:
+        checked = set(checks["inputs"]["runs"].values())
+        status, counts, results = checks["status"], checks["counts"], checks["checks"]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InputError(f"{path}: not a checks.json of check.py (missing {e})") from None
+    if checked != {sha256_file(r) for r in runs}:
+        raise InputError(f"{path}: checked other run files than --runs (their sha256 differ); rerun check.py "
+                         f"on these runs")
+    return {"file": path, "status": status, "counts": counts,
+            "not_passed": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
+                           for c in results if c["status"] != "PASS"]}
+
+
+def read_calibration(path: str, pairs: list) -> dict:
+    """The grader's error rates on the calibration set, shown only for the grader that graded
+    these verdicts (rules, judge model and prompts alike)."""
+    cal = read_json(path, "calibration.json")
+    graders = {tuple(sorted((k, v[k]) for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")))
+               for _, v in pairs if v is not None}
+    try:
+        own = tuple(sorted(cal["grader"].items()))
+        summary = {k: cal[k] for k in ("calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures")}
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InputError(f"{path}: not a calibration.json of judge.py --calibrate (missing {e})") from None
+    if graders and graders != {own}:
+        raise InputError(f"{path}: calibrates another grader than the one that graded these verdicts (rules or "
+                         f"judge model differ); run judge.py --calibrate with this run's config")
+    return {"file": path, **summary}
+
+
+def read_audit(path: str) -> dict:
+    """The human audit of the judge (audit.py join)."""
+    audit = read_json(path, "audit.json")
+    try:
+        return {"file": path, **{k: audit[k] for k in ("sampled", "labelled", "complete", "overall", "by_system",
+                                                      "flagged", "flag_rule")}}
+    except KeyError as e:
+        raise InputError(f"{path}: not an audit.json of audit.py join (missing {e})") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the score tables; optionally write them as JSON and as a markdown report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -792,6 +848,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the numbers as JSON here")
     ap.add_argument("--markdown", help="write a markdown report here")
     ap.add_argument("--manifest", help="a manifest-RUN.json to check the runs against and cite in the report")
+    ap.add_argument("--checks", help="results/checks.json of these runs (check.py), shown with the scores")
+    ap.add_argument("--calibration", help="results/calibration.json of the grader that graded these runs "
+                                          "(judge.py --calibrate)")
+    ap.add_argument("--audit", help="results/audit.json (audit.py join): judge-human agreement")
     a = ap.parse_args(argv)
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
@@ -807,6 +867,9 @@ def main(argv: list[str] | None = None) -> int:
               "questions_scored": comparison.questions, "left_out": comparison.left_out,
               "warnings": served_model_warnings(pairs) + partial_notes(comparison),
               "systems": systems, "differences": diffs, "minimum_detectable_difference": mdd,
+              "checks": read_checks(a.checks, a.runs) if a.checks else None,
+              "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,
+              "audit": read_audit(a.audit) if a.audit else None,
               "questions": questions}
 
     # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
