@@ -51,10 +51,10 @@ def make_dataset(path: str, cases: int, questions: int, sessions: int, turns: in
     with open(path, "w", encoding="utf-8") as fh:
         for c in range(cases):
             cid = f"g{c:05d}"
-            ss = [{"session_id": f"s{s}", "timestamp": f"2026-01-{1 + s % 28:02d}T{s // 28:02d}:00:00Z",
+            ss = [{"session_id": f"s{s}", "timestamp": f"2026-{1 + s // 28:02d}-{1 + s % 28:02d}T10:00:00Z",
                    "turns": [{"turn_id": f"{cid}-s{s}t{t}", "role": "user" if t % 2 == 0 else "assistant",
                               "text": text(rng, words)} for t in range(turns)]} for s in range(sessions)]
-            qs = [{"qid": f"{cid}q{q}", "type": "single_hop", "asked_at": "2026-03-01T00:00:00Z",
+            qs = [{"qid": f"{cid}q{q}", "type": "single_hop", "asked_at": "2026-12-31T00:00:00Z",
                    "question": text(rng, 8) + "?", "gold_answer": text(rng, 2),
                    "evidence": [f"{cid}-s{rng.randrange(sessions)}t{rng.randrange(turns)}"]} for q in range(questions)]
             fh.write(json.dumps({"case_id": cid, "sessions": ss, "questions": qs}) + "\n")
@@ -277,7 +277,7 @@ def part_memory(folder: str, cases: int) -> None:
     for n in (max(1, cases // 10), cases):
         dataset = os.path.join(folder, f"memory-{n}.jsonl")
         # LongMemEval-S: ~500 haystacks of ~50 sessions, ~115k tokens each (about 0.5 MB of text).
-        make_dataset(dataset, cases=n, questions=1, sessions=50, turns=10, words=90, seed=1)
+        make_dataset(dataset, cases=n, questions=1, sessions=50, turns=10, words=118, seed=1)
         ep = Endpoint(0.0)
         try:
             env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
