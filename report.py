@@ -1248,7 +1248,7 @@ table#qtable { width: 100%; margin-top: 8px; }
 #qtable td { border-bottom: 1px solid var(--line); padding: 4px 6px; vertical-align: top; }
 #qtable tr.q { cursor: pointer; scroll-margin-top: 90px; } #qtable tr.q:hover td { background: #f7f9fc; }
 #qtable tr.q.open td { background: #eef3fa; }
-#qtable tr.target td { outline: 2px solid #1f5fa8; }
+#qtable tr.target td { background: #dbe8f8; border-top: 2px solid #1f5fa8; }
 #qtable td.qtext { max-width: 420px; } #qtable td.gold { max-width: 200px; }
 .v { white-space: nowrap; font-weight: 600; }
 .v.correct { color: var(--ok); } .v.incorrect, .v.unparseable, .v.error { color: var(--bad); } .v.none { color: var(--muted); }
