@@ -856,6 +856,11 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
             "then ", Code("python audit.py join results/audit-sheet.csv results/audit-key.jsonl --out results/audit.json"),
             " and pass --audit to report.py (seed guide, 6.1).")))
         return blocks
+    stale = audit_mismatch(audit, verdicts)
+    if stale:
+        blocks.append(Para(segs(f"{paths['audit']} {stale}: its agreement does not apply to these verdicts. Draw a new "
+                                "sample (audit.py sample) and label it.")))
+        return blocks
     o = audit["overall"]
     text = (f"Human audit: {audit['labelled']} of {audit['sampled']} sampled answers labelled; the grader agrees with "
             f"the person on {o['agree']} of {o['n']} ({rate(o['agreement'])}, Cohen's kappa {rate(o['kappa'])}); "
@@ -874,6 +879,26 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
                                 f"others (one-sided Fisher p={f['p_value']:.2g}); tighten the rubric before reading "
                                 f"the scores.")))
     return blocks
+
+
+def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
+    """Why an audit does not belong to these verdicts, or None when it does: every answer its
+    key sampled must still be graded the same, from the same inputs, by the same grader."""
+    key_path = audit["key"]
+    if not os.path.exists(key_path):
+        return f"names its key {key_path}, which is not here, so nothing shows that it audited these verdicts"
+    sampled, other = 0, 0
+    for lineno, k in read_jsonl(key_path):
+        for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "inputs_sha256", "rules_sha256", "judge_model"):
+            if f not in k:
+                raise InputError(f"{key_path}:{lineno}: not an audit key line of audit.py (no field '{f}')")
+        sampled += 1
+        v = (verdicts or {}).get(record_key(k))  # an answer no longer graded is counted, not defaulted
+        if v is None or any(v[f] != k[f] for f in ("verdict", "inputs_sha256", "rules_sha256", "judge_model")):
+            other += 1
+    if other:
+        return f"audited other verdicts ({other} of its {sampled} sampled answers are not graded so now)"
+    return None
 
 
 def checks_section(checks: dict | None, current: bool, paths: dict) -> list:

@@ -342,6 +342,23 @@ def test_checks_of_other_run_files_do_not_apply(tmp_path):
     assert "checked other run files than these" in md and deviation_lines(md) == []
 
 
+def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
+    """The sample audit.json with a key that sampled these verdicts (one of them changed by
+    `change`), as audit.py sample and join would write them; its path."""
+    verdicts = [json.loads(line) for line in open(paths["verdicts"], encoding="utf-8")]
+    keys = [{"audit_id": f"t-{i:03d}", **{k: v[k] for k in ("backend", "repeat", "context_token_budget", "case_id", "qid",
+                                                            "type", "verdict", "by", "inputs_sha256", "rules_sha256",
+                                                            "judge_model", "judge_prompt_sha256")}}
+            for i, v in enumerate(verdicts)]
+    keys[0].update(change or {})
+    key = tmp_path / "audit-key.jsonl"
+    key.write_text("".join(json.dumps(k) + "\n" for k in keys), encoding="utf-8")
+    audit = json.load(open(os.path.join(DATA, "audit.json"), encoding="utf-8"))
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps({**audit, "key": str(key)}), encoding="utf-8")
+    return str(path)
+
+
 def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
     calibration = json.load(open(os.path.join(DATA, "calibration.json"), encoding="utf-8"))
@@ -349,7 +366,7 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
     calibration["grader"] = {k: v[k] for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")}
     cal = tmp_path / "calibration.json"
     cal.write_text(json.dumps(calibration), encoding="utf-8")
-    assert make_report(paths, "--calibration", str(cal), "--audit", os.path.join(DATA, "audit.json")) == 0
+    assert make_report(paths, "--calibration", str(cal), "--audit", audit_of(tmp_path, paths)) == 0
     md = open(paths["md"], encoding="utf-8").read()
     o = calibration["overall"]
     assert f"false accepts {o['false_accepts']} of {o['known_wrong']}" in md
@@ -358,6 +375,15 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
     assert f"agrees with the person on {audit['overall']['agree']} of {audit['overall']['n']}" in md
     assert "No human audit yet" not in md
     assert "The judge is not neutral here" in md  # the sample audit flags one system
+
+
+@pytest.mark.parametrize("change, words", [({"verdict": "flipped"}, "audited other verdicts (1 of its 8"),
+                                           ({"qid": "q-gone"}, "audited other verdicts (1 of its 8")])
+def test_an_audit_of_other_verdicts_is_not_shown_as_this_ones(tmp_path, change, words):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    assert make_report(paths, "--audit", audit_of(tmp_path, paths, change)) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert words in md and "agrees with the person" not in md
 
 
 def test_calibration_of_another_grader_is_not_shown_as_this_ones(tmp_path):
