@@ -379,6 +379,7 @@ def check_inputs(scores: dict, records: list[dict], verdicts: dict | None, manif
     """The scores, runs, verdicts and manifest describe one comparison: scores.json was made
     from exactly these records and verdicts, and the manifest from their dataset."""
     labels = label_of(scores)
+    # A record of a system scores.json does not hold gets no label, and so differs below.
     have = {(labels.get((r["backend"], r[BUDGET_FIELD])), r["qid"], r[BUDGET_FIELD], r["repeat"]) for r in records}
     scored = {(q["system"], q["qid"], q["budget"], q["repeat"]) for q in scores["questions"]}
     if have != scored:
@@ -413,9 +414,10 @@ def read_dataset(manifest: dict, override: str | None, sha: str, manifest_path: 
     if not os.path.exists(path):
         raise InputError(f"{manifest_path}: names the dataset {rel}, which is not here; pass --dataset PATH "
                          f"(the file with sha256 {sha[:12]})")
-    if sha256_file(path) != sha:
-        raise InputError(f"{path}: hashes to {sha256_file(path)[:12]}, the runs were made from {sha[:12]}: the dataset "
-                         f"changed since; pass the original with --dataset")
+    found = sha256_file(path)
+    if found != sha:
+        raise InputError(f"{path}: hashes to {found[:12]}, the runs were made from {sha[:12]}: the dataset changed "
+                         f"since; pass the original with --dataset")
     cases = load_dataset(path)
     return cases, {(c["case_id"], t["turn_id"]): (s["timestamp"], t["role"], t["text"])
                    for c in cases for s in c["sessions"] for t in s["turns"]}
@@ -551,61 +553,63 @@ def deviations(scores: dict, records: list[dict], checks: dict | None) -> list:
     return out
 
 
+# The main table's metric columns: header, scores.json key, the name its footnotes use, format.
+# The model-free report keeps the ones that need no answer.
+METRIC_COLUMNS = (("accuracy", "accuracy", "accuracy", rate), ("abstention", "abstention_accuracy", "abstention", rate),
+                  ("gap closed", "gap_closed", "gap closed", rate), ("EM", "exact_match", "EM/F1", rate),
+                  ("F1", "token_f1", "EM/F1", rate), ("recall@k", "recall_any_at_k", "recall", rate),
+                  ("recall in ctx", "recall_all_in_context", "recall", rate),
+                  ("kw recall@k", "keyword_recall_at_k", "keyword recall", rate),
+                  ("kw recall in ctx", "keyword_recall_in_context", "keyword recall", rate),
+                  ("staleness", "staleness", "staleness", rate), ("contradiction", "contradiction", "contradiction", rate),
+                  ("write precision", "write_precision", "write precision", rate),
+                  ("ctx tokens", "mean_context_tokens", "context tokens", whole),
+                  ("search p95 ms", "search_ms_p95", "search latency", rate))
+MODEL_FREE_KEYS = ("recall_any_at_k", "recall_all_in_context", "keyword_recall_at_k", "keyword_recall_in_context",
+                   "staleness", "mean_context_tokens", "search_ms_p95")
+# score.py's note beside a metric: why it is null, or that it was measured on part of the questions.
+NOTE_OF = {"accuracy": "accuracy_note", "gap_closed": "gap_closed_note", "recall_any_at_k": "recall_note",
+           "recall_all_in_context": "recall_note", "keyword_recall_at_k": "keyword_recall_note",
+           "keyword_recall_in_context": "keyword_recall_note", "staleness": "staleness_note",
+           "contradiction": "contradiction_note", "write_precision": "write_precision_note",
+           "noise_floor": "noise_floor_note"}
+
+
+def qualifier(s: dict, key: str) -> str | None:
+    """The reason to give beside a metric: score.py's note for it, or, where score.py writes none,
+    why the metric is null (from the counts beside it)."""
+    note = s[NOTE_OF[key]] if key in NOTE_OF else None
+    if note or s[key] is not None:
+        return note
+    graded = s["accuracy_note"] or "no answer was graded"
+    return {"accuracy": "no answerable question was graded",
+            "abstention_accuracy": s["accuracy_note"] or "no unanswerable (abstention) question was graded",
+            "exact_match": graded, "token_f1": graded,
+            "mean_context_tokens": "no context was built (every question failed)",
+            "search_ms_p95": "a control searches nothing" if is_control(s) else "no search was timed (every question "
+                                                                                 "failed)"}.get(key)
+
+
 def main_table(scores: dict, order: list[dict], notes: Footnotes) -> Table:
-    """The main table: one row per system (controls first, the baseline marked)."""
+    """The main table: one row per system (controls first, the baseline marked); each metric
+    with its footnote, the paired difference to the baseline and the noise floor."""
     diffs = {d["system"]: d for d in scores["differences"]}
     model_free = retrieval_only(scores)
-    if model_free:
-        header = ["system", "n", "accuracy", "recall@k", "recall in ctx", "kw recall@k", "kw recall in ctx",
-                  "staleness", "ctx tokens", "search p95 ms", "errors"]
-    else:
-        header = ["system", "n", "accuracy", "abstention", "gap closed", "EM", "F1", "recall@k", "recall in ctx",
-                  "kw recall@k", "kw recall in ctx", "staleness", "contradiction", "write precision", "ctx tokens",
-                  "search p95 ms", "errors", "Δ accuracy vs baseline [95% CI]", "noise floor"]
+    columns = [c for c in METRIC_COLUMNS if not model_free or c[1] in MODEL_FREE_KEYS]
+    header = ["system", "n"] + (["accuracy"] if model_free else []) + [c[0] for c in columns] + ["errors"]
+    if not model_free:
+        header += ["Δ accuracy vs baseline [95% CI]", "noise floor"]
     rows, classes = [], []
     for s in order:
-        lab = s["label"]
-
-        def metric(key: str, name: str, reason: str | None) -> str:
-            # A number with its footnote when the note qualifies it; n/a with the reason when null.
-            return notes.cell(rate(s[key]), lab, name, reason if s[key] is None or reason else None)
-
-        recall = [metric("recall_any_at_k", "recall", s["recall_note"]),
-                  metric("recall_all_in_context", "recall", s["recall_note"]),
-                  metric("keyword_recall_at_k", "keyword recall", s["keyword_recall_note"]),
-                  metric("keyword_recall_in_context", "keyword recall", s["keyword_recall_note"]),
-                  metric("staleness", "staleness", s["staleness_note"])]
-        cost = [notes.cell(whole(s["mean_context_tokens"]), lab, "context tokens",
-                           None if s["mean_context_tokens"] is not None else "no context was built (every question "
-                                                                              "failed)"),
-                notes.cell(rate(s["search_ms_p95"]), lab, "search latency",
-                           None if s["search_ms_p95"] is not None else
-                           "a control searches nothing" if is_control(s) else "no search was timed (every question "
-                                                                              "failed)"),
-                str(s["errors"])]
-        if model_free:
-            row = [display(s, scores), str(s["n"]), "not measured"] + recall + cost
-        else:
-            graded_note = s["accuracy_note"] or "no answer was graded"
-            acc_reason = s["accuracy_note"] or (None if s["accuracy"] is not None else
-                                                "no answerable question was graded")
-            abst_reason = None if s["abstention_accuracy"] is not None else (
-                s["accuracy_note"] or "no unanswerable (abstention) question was graded")
-            row = [display(s, scores), str(s["n"]),
-                   notes.cell(rate(s["accuracy"]), lab, "accuracy", acc_reason),
-                   notes.cell(rate(s["abstention_accuracy"]), lab, "abstention", abst_reason),
-                   metric("gap_closed", "gap closed", s["gap_closed_note"]),
-                   notes.cell(rate(s["exact_match"]), lab, "EM/F1", None if s["exact_match"] is not None else graded_note),
-                   notes.cell(rate(s["token_f1"]), lab, "EM/F1", None if s["token_f1"] is not None else graded_note),
-                   *recall[:5],
-                   metric("contradiction", "contradiction", s["contradiction_note"]),
-                   metric("write_precision", "write precision", s["write_precision_note"]),
-                   *cost, difference_cell(s, scores, diffs, notes),
-                   notes.cell(interval(s["noise_floor"]), lab, "noise floor", s["noise_floor_note"])]
+        row = [display(s, scores), str(s["n"])] + (["not measured"] if model_free else [])
+        row += [notes.cell(fmt(s[key]), s["label"], name, qualifier(s, key)) for _, key, name, fmt in columns]
+        row.append(str(s["errors"]))
+        if not model_free:
+            row += [difference_cell(s, scores, diffs, notes),
+                    notes.cell(interval(s["noise_floor"]), s["label"], "noise floor", qualifier(s, "noise_floor"))]
         rows.append(row)
         classes.append("baseline" if is_baseline(s, scores) else "control" if is_control(s) else "")
-    numeric = [False] + [True] * (len(header) - 1)
-    return Table(header, rows, classes, numeric)
+    return Table(header, rows, classes, [False] + [True] * (len(header) - 1))
 
 
 def difference_cell(s: dict, scores: dict, diffs: dict, notes: Footnotes) -> str:
@@ -830,8 +834,8 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
     elif calibration["grader"] != grader:
         theirs = calibration["grader"]
         blocks.append(Para(segs(f"{paths['calibration']} rates another grader (judge model ",
-                                Code(str(theirs.get("judge_model"))), ", rules ",
-                                Code(str(theirs.get("rules_sha256"))[:12]), ") than the one that graded these "
+                                Code(str(theirs["judge_model"])), ", rules ",
+                                Code(str(theirs["rules_sha256"])[:12]), ") than the one that graded these "
                                 "verdicts (judge model ", Code(str(grader["judge_model"])), ", rules ",
                                 Code(grader["rules_sha256"][:12]), "): its rates do not apply. Rerun judge.py "
                                 "--calibrate with this run's config.")))
@@ -938,7 +942,7 @@ def facts_section(scores: dict, manifest: dict, records: list[dict], order: list
     items = [
         segs(f"Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
              Code(str(manifest["git_commit"])[:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""),
-        segs(f"{counts['cases']} cases, {counts.get('sessions', 0):,} sessions, {counts.get('turns', 0):,} turns, "
+        segs(f"{counts['cases']} cases, {counts['sessions']:,} sessions, {counts['turns']:,} turns, "
              f"{counts['questions']} questions ({types}); scored: {scores['questions_scored']:,} question records per "
              f"system over {len(scores['budgets'])} budget(s), {repeats} repeat(s)"),
         segs("Answer model ", Code(first["answer_model"]),
@@ -951,8 +955,10 @@ def facts_section(scores: dict, manifest: dict, records: list[dict], order: list
     ]
     info = manifest["served_model_info"]
     if info:
-        items.append(segs("Served locally by ", f"{info.get('server', '?')} {info.get('server_version', '')}", " from ",
-                          Code(str(info.get("model_file", "?"))), f" (sha256 {str(info.get('model_sha256', ''))[:16]}…)"))
+        items.append(segs(f"Served locally by {info['server']} {info['server_version']} as ", Code(info["served_model"]),
+                          " from ", Code(info["model_file"]), f" (sha256 {info['model_sha256'][:16]}…)",
+                          *((", converted to ", Code(info["served_file"]), f" (sha256 {info['served_sha256'][:16]}…)")
+                            if info.get("served_file") else ())))  # older servers wrote no converted file
     versions = {s["backend"]: s["backend_version"] for s in order}
     items.append(segs("Systems: ", "; ".join(f"{b} ({v})" for b, v in versions.items())))
     return [Heading(2, "Run", "run"), Bullets(items)]
@@ -1186,9 +1192,10 @@ def answer_entry(r: dict, q: dict, v: dict | None) -> dict:
              "err": r["error"], "jerr": v["judge_error"] if v else None,
              "ro": v["rules_only_verdict"] if v and v["by"] == "llm" else None,
              "budget": r[BUDGET_FIELD], "tok": r["context_tokens"], "kept": r["hits_kept"],
-             "returned": r["hits_returned"], "ids": None}
+             "returned": r["hits_returned"], "ids": None, "cut": [], "n_ctx": None, "n_ret": None, "multi": False,
+             "more": [], "miss": []}
     if r["retrieved_ids"] is None or r["context_ids"] is None:
-        return entry
+        return entry  # no provenance, or the question failed: nothing to show but the counts
     ret, n_ctx = r["retrieved_ids"], len(r["context_ids"])
     shown = min(n_ctx, CONTEXT_LINES_MAX)
     after = ret[n_ctx:n_ctx + AFTER_CUT_LINES]
@@ -1222,12 +1229,12 @@ def explorer_data(scores: dict, order: list[dict], records: list[dict], verdicts
     for r in sorted(records, key=lambda r: r["repeat"]):
         label = labels[(r["backend"], r[BUDGET_FIELD])]
         q = rows[(label, r["qid"], r[BUDGET_FIELD], r["repeat"])]
-        v = verdicts.get(record_key(r)) if verdicts else None
+        v = verdicts[record_key(r)] if verdicts and not r["retrieval_only"] else None  # check_inputs: all there
         entry = answer_entry(r, q, v)
         slot = by_qid[r["qid"]]["r"]
         slot[index[label]] = (slot[index[label]] or []) + [entry]
-        cited[r["case_id"]].update(r["evidence"], entry["ids"] or [], entry.get("cut", []),
-                                   (m[1] for m in entry.get("more", [])), entry.get("miss", []))
+        cited[r["case_id"]].update(r["evidence"], entry["ids"] or [], entry["cut"], (m[1] for m in entry["more"]),
+                                   entry["miss"])
     turn_texts = {case: {t: [turns[(case, t)][0], turns[(case, t)][1], clip(turns[(case, t)][2])]
                          for t in sorted(ids) if (case, t) in turns} for case, ids in sorted(cited.items())}
     systems = [{"label": s["label"], "role": "baseline" if is_baseline(s, scores) else "control" if is_control(s)

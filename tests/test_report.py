@@ -401,6 +401,19 @@ def test_markdown_cannot_be_broken_by_a_system_name(tmp_path):
     assert all(len(r) == len(rows[0]) for r in rows)
 
 
+def test_the_locally_served_model_is_named_with_its_file_and_hashes(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    manifest = json.load(open(paths["manifest"]))
+    manifest["served_model_info"] = {"server": "llama-cpp-python", "server_version": "0.3.36",
+                                     "served_model": "SmolLM2-135M-Instruct.Q4_1-f16", "model_file": "smollm2.gguf",
+                                     "model_sha256": "a" * 64, "served_file": "smollm2-f16.gguf", "served_sha256": "b" * 64}
+    open(paths["manifest"], "w").write(json.dumps(manifest))
+    assert make_report(paths) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert ("Served locally by llama-cpp-python 0.3.36 as `SmolLM2-135M-Instruct.Q4_1-f16` from `smollm2.gguf` "
+            "(sha256 aaaaaaaaaaaaaaaa…), converted to `smollm2-f16.gguf` (sha256 bbbbbbbbbbbbbbbb…)") in md
+
+
 # ---------------------------------------------------------------------------------------------
 # Inputs that do not belong together are refused
 # ---------------------------------------------------------------------------------------------
