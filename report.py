@@ -1088,7 +1088,9 @@ def accuracy_plot(plt, scores: dict, order: list[dict]) -> bytes:
                     textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8)
     for s in order:
         if is_baseline(s, scores) and s[key] is not None and not model_free:
-            ax.axhline(s[key], color=BASELINE_COLOR, linestyle="--", linewidth=0.8)
+            # across the bars of its own budget only: a sweep has one baseline per budget
+            at = [i for i, x in enumerate(order) if x["budget"] == s["budget"]]
+            ax.hlines(s[key], at[0] - 0.45, at[-1] + 0.45, colors=BASELINE_COLOR, linestyles="--", linewidth=0.8)
     ax.set_xticks(range(len(order)), labels, rotation=30 if len(order) > 4 else 0, ha="right" if len(order) > 4 else "center")
     ax.set_ylim(0, 1.08)
     ax.set_ylabel("all evidence in context" if model_free else "accuracy (answerable)")
