@@ -1,0 +1,453 @@
+"""report.py: the report people read, from the files the stages write. A realistic comparison
+(the real stages on tests/data/report_cases.jsonl against the fake endpoint) and hand-built
+records (tests/records.py) for each deviation, each null metric and each optional input."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import pytest
+
+import report
+import score
+from interface import dumps, run_cli, sha256_file
+from records import run_record, verdict_for, write_jsonl
+from report_pipeline import make_report, pipeline
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """none, oracle, full_context, keyword and hash through every stage, budget 60 tokens."""
+    with pytest.MonkeyPatch.context() as mp:
+        paths = pipeline(tmp_path_factory.mktemp("real"), monkeypatch=mp)
+    paths["md_text"] = open(paths["md"], encoding="utf-8").read()
+    paths["html_text"] = open(paths["html"], encoding="utf-8").read()
+    return paths
+
+
+def table_after(md: str, heading: str) -> list[list[str]]:
+    """The cells of the first markdown table under a heading."""
+    rows: list[str] = []
+    for line in md.split(f"## {heading}", 1)[1].splitlines():
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    cells = [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in rows]
+    return [cells[0]] + cells[2:]  # the header, then the rows (no separator)
+
+
+def blob(html_text: str) -> dict:
+    """The explorer's JSON, as the browser parses it."""
+    raw = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html_text, re.S).group(1)
+    return json.loads(raw)
+
+
+# ---------------------------------------------------------------------------------------------
+# The realistic comparison
+# ---------------------------------------------------------------------------------------------
+
+def test_controls_come_first_and_the_baseline_is_marked(real):
+    rows = table_after(real["md_text"], "Results")
+    assert [r[0] for r in rows[1:]] == ["none (control)", "oracle (control)", "full_context (control)",
+                                        "**keyword** (baseline)", "hash"]
+    header = rows[0]
+    diff = header.index("Δ accuracy vs baseline [95% CI]")
+    assert [r[diff] for r in rows[1:4]] == ["control: not compared"] * 3
+    assert rows[4][diff] == "baseline" and re.match(r"[+-]?\d", rows[5][diff])
+    assert "noise floor" in header and "search p95 ms" in header
+
+
+def test_the_controls_are_not_in_the_paired_table(real):
+    rows = table_after(real["md_text"], "Paired comparison")
+    assert [r[0] for r in rows[1:]] == ["hash"]
+    assert "Δ accuracy [95% CI]" in rows[0]
+
+
+def test_numbers_are_rounded_for_reading(real):
+    scores = json.load(open(real["scores"]))
+    s = {x["label"]: x for x in scores["systems"]}
+    rows = {r[0]: r for r in table_after(real["md_text"], "Results")[1:]}
+    header = table_after(real["md_text"], "Results")[0]
+    tokens = header.index("ctx tokens")
+    # Whole tokens, half up: the mean of the JSON is kept exact there.
+    for label, row in (("keyword", rows["**keyword** (baseline)"]), ("hash", rows["hash"])):
+        exact = s[label]["mean_context_tokens"]
+        assert row[tokens] == str(int(exact + 0.5)) and exact != int(exact)
+    f1 = header.index("F1")
+    assert rows["**keyword** (baseline)"][f1] == f"{s['keyword']['token_f1']:.3g}"  # 3 significant digits
+    for number in re.findall(r"\d[\d,]*\.\d+", table_text(real["md_text"])):
+        whole_part, decimals = number.replace(",", "").split(".")
+        digits = (whole_part + decimals).lstrip("0")
+        assert len(digits) <= 3 or len(whole_part) > 3, number  # 3 significant digits, never 112.500
+
+
+def table_text(md: str) -> str:
+    return "\n".join(line for line in md.splitlines() if line.startswith("|"))
+
+
+@pytest.mark.parametrize("value, text", [(0.4, "0.400"), (1 / 3, "0.333"), (1.0, "1.00"), (0.0, "0.00"),
+                                         (0.0905, "0.0905"), (0.03333, "0.0333"), (0.99964, "1.00"),
+                                         (12.345, "12.3"), (1234.5, "1234"), (0.0006, "0.000600")])
+def test_rates_have_three_significant_digits(value, text):
+    assert report.rate(value) == text
+
+
+@pytest.mark.parametrize("value, text", [(112.5, "113"), (105.4999, "105"), (0.0, "0"), (12345.6, "12,346"),
+                                         (None, "n/a")])
+def test_tokens_are_whole(value, text):
+    assert report.whole(value) == text
+
+
+def test_a_null_metric_is_na_with_its_reason_as_a_footnote(real):
+    rows = table_after(real["md_text"], "Results")
+    header = rows[0]
+    kw = header.index("kw recall@k")
+    marks = {r[kw] for r in rows[1:]}
+    assert len(marks) == 1 and re.fullmatch(r"n/a \[\d+\]", marks.pop())
+    number = rows[1][kw].split("[")[1].rstrip("]")
+    assert f"- [{number}] keyword recall: no question has keywords (meta.keywords)" in real["md_text"]
+    # A control searched nothing: its latency is n/a with that reason, not 0.
+    p95 = header.index("search p95 ms")
+    assert rows[1][p95].startswith("n/a [") and "a control searches nothing" in real["md_text"]
+
+
+def test_absent_optional_inputs_are_said_plainly(real):
+    md = real["md_text"]
+    assert "No instrument checks yet: run `python check.py" in md
+    assert "No judge calibration yet: run `python judge.py --config config.yaml --calibrate" in md
+    assert "No human audit yet: run `python audit.py sample" in md
+
+
+def test_the_report_says_how_to_reproduce_it(real):
+    md = real["md_text"]
+    commands = md.split("## How to reproduce", 1)[1]
+    for step in ("python manifest.py", "python run.py", "--backend hash", "python judge.py", "python score.py",
+                 "--baseline keyword", "python report.py"):
+        assert step in commands
+    assert "7 questions" in md and "top_k 10" in md and "60 tokens" in md
+
+
+def test_the_budget_cut_and_the_evidence_are_in_the_explorer_data(real):
+    data = blob(real["html_text"])
+    systems = [s["label"] for s in data["systems"]]
+    q = next(q for q in data["questions"] if q["qid"] == "c001q1")
+    kw = q["r"][systems.index("keyword")][0]
+    assert kw["n_ctx"] < kw["n_ret"] and kw["c"] == "budget_miss"  # the evidence was retrieved, then cut
+    cut_at = kw["n_ctx"]
+    assert "c001-s2t1" in kw["cut"] and "c001-s2t1" not in kw["ids"][:cut_at]
+    assert data["turns"]["c001"]["c001-s2t1"][2] == "We finished migrating billing to Postgres 16 this weekend."
+    none = q["r"][systems.index("none")][0]
+    assert none["n_ret"] == 0 and none["miss"] == ["c001-s2t1"]
+
+
+def test_the_html_escapes_a_question_holding_a_script_tag(real):
+    text = real["html_text"]
+    assert "alert('question')" in text or "alert(\\u0027question" in text or "alert('question" in text
+    assert "<script>alert" not in text and "<img src=x" not in text and "</script> PD-7731" not in text
+    assert text.count("<script") == 2  # the data blob and the explorer: nothing else
+    question = next(q for q in blob(text)["questions"] if q["qid"] == "c003q1")
+    assert question["q"].startswith("Which pager does <script>alert('question')</script>")  # intact as data
+
+
+def test_the_html_needs_no_network(real):
+    text = real["html_text"]
+    assert "default-src 'none'" in text  # the page may not fetch anything, even if asked to
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
+
+
+def test_plots_exist_when_the_extra_is_installed(real):
+    pytest.importorskip("matplotlib", reason="the plotting extra is not installed (pip install -r requirements-plots.txt)")
+    folder = real["results"]
+    for name in ("accuracy", "failures"):
+        png = folder / f"report-{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"](report-{name}.png)" in real["md_text"]
+    assert not (folder / "report-budget.png").exists()  # one budget: no curve
+    assert real["html_text"].count('src="data:image/png;base64,') == 2
+
+
+def test_without_the_plotting_extra_the_report_says_how_to_get_it(real, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    out = tmp_path / "report.md"
+    assert make_report({**real, "md": str(out)}) == 0
+    md = out.read_text(encoding="utf-8")
+    assert "pip install -r requirements-plots.txt" in md and ".png)" not in md
+    assert not list(tmp_path.glob("*.png"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The model-free report and the budget curve
+# ---------------------------------------------------------------------------------------------
+
+def test_a_retrieval_only_report_marks_accuracy_as_not_measured(tmp_path, monkeypatch):
+    paths = pipeline(tmp_path, run_args=("--retrieval-only",), monkeypatch=monkeypatch)
+    md = open(paths["md"], encoding="utf-8").read()
+    assert "model-free report" in md and "**Accuracy: not measured.**" in md
+    rows = table_after(md, "Results")
+    header = rows[0]
+    assert {"recall@k", "recall in ctx", "kw recall@k", "staleness", "ctx tokens", "search p95 ms"} <= set(header)
+    assert "EM" not in header and "contradiction" not in header
+    assert {r[header.index("accuracy")] for r in rows[1:]} == {"not measured"}
+    assert "## Paired comparison" not in md and "Nothing was graded" in md
+    assert blob(open(paths["html"], encoding="utf-8").read())["model_free"] is True
+
+
+def test_the_budget_curve_appears_with_several_budgets(tmp_path, monkeypatch):
+    paths = pipeline(tmp_path, systems=("none", "oracle", "keyword"), run_args=("--budgets", "30,2000"),
+                     monkeypatch=monkeypatch)
+    md = open(paths["md"], encoding="utf-8").read()
+    rows = table_after(md, "Budget curve")
+    assert rows[0] == ["system", "30", "2,000"] and [r[0] for r in rows[1:]] == ["none", "oracle", "keyword"]
+    results = [r[0] for r in table_after(md, "Results")[1:]]
+    assert results[:3] == ["none@30 (control)", "oracle@30 (control)", "**keyword@30** (baseline)"]
+    if report_plots_installed():
+        assert (tmp_path / "results" / "report-budget.png").exists()
+
+
+def report_plots_installed() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-built comparisons: each deviation appears when present, and only then
+# ---------------------------------------------------------------------------------------------
+
+def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = ()) -> tuple[int, str, dict]:
+    """A dataset holding the records' cases, the run files, verdicts (answer "yes" is correct),
+    scores and a manifest; then report.py. Returns (exit code, report.md text, paths)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cases: dict = {}
+    for recs in systems.values():
+        for r in recs:
+            case = cases.setdefault(r["case_id"], {"turns": {}, "questions": {}})
+            for t in list(r["evidence"]) + list(r["retrieved_ids"] or []):
+                case["turns"].setdefault(t, f"turn {t} of {r['case_id']}")
+            case["questions"][r["qid"]] = r
+    dataset = tmp_path / "cases.jsonl"
+    lines = []
+    for cid, c in cases.items():
+        turns = [{"turn_id": t, "role": "user", "text": text} for t, text in c["turns"].items()]
+        session = {"session_id": "s1", "timestamp": "2026-05-01T10:00:00Z", "turns": turns}
+        qs = [{"qid": q["qid"], "type": q["type"], "asked_at": q["asked_at"], "question": q["question"],
+               "gold_answer": q["gold_answer"], "evidence": q["evidence"]} for q in c["questions"].values()]
+        lines.append({"case_id": cid, "sessions": [session], "questions": qs})
+    dataset.write_text("".join(dumps(c) + "\n" for c in lines), encoding="utf-8")
+    sha = sha256_file(str(dataset))
+    systems = {name: [{**r, "dataset_sha256": sha} for r in recs] for name, recs in systems.items()}
+    runs = [write_jsonl(tmp_path / f"{name}.jsonl", recs) for name, recs in systems.items()]
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl",
+                           [verdict_for(r, "correct" if r["answer"] == "yes" else "incorrect", by="no_match")
+                            if r["answer"] is not None else verdict_for(r, None, by="run_error")  # as judge.py does
+                            for recs in systems.values() for r in recs])
+    scores = str(tmp_path / "scores.json")
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--json", scores,
+                                "--resamples", "50", *score_args]) == 0
+    first = next(iter(systems.values()))[0]
+    manifest = {"run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40, "git_dirty": False,
+                "dataset": str(dataset), "dataset_sha256": sha,
+                "dataset_counts": {"cases": len(cases), "sessions": len(cases), "turns": 0,
+                                   "questions": sum(len(c["questions"]) for c in cases.values()),
+                                   "questions_by_type": {"single_hop": 1}},
+                "config": "config.yaml", "config_sha256": "f" * 64, "answer_model": first["answer_model"],
+                "judge_model": None, "top_k": first["top_k"], "context_token_budget": first["context_token_budget"],
+                "tokenizer": first["tokenizer"], "endpoint": "LLM_BASE_URL", "served_model_info": None,
+                "backends": [{"name": n} for n in systems]}
+    manifest_path = tmp_path / "manifest-r.json"
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    out = tmp_path / "out" / "report.md"
+    paths = {"scores": scores, "manifest": str(manifest_path), "runs": runs, "verdicts": verdicts, "md": str(out)}
+    code = make_report(paths, *report_args)
+    return code, (out.read_text(encoding="utf-8") if out.exists() else ""), paths
+
+
+def recs(backend: str, **fields) -> list[dict]:
+    """Four questions over two cases, answered yes, no, yes, no; evidence t1, retrieved t1 t2."""
+    return [{**run_record(backend, f"q{i}", f"c{i // 2}", "yes" if i % 2 == 0 else "no", ["t1"], ["t1", "t2"]),
+             **fields} for i in range(4)]
+
+
+def deviation_lines(md: str) -> list[str]:
+    if "**Deviations from the contract**" not in md:
+        return []
+    block = md.split("**Deviations from the contract**", 1)[1].split("\n## ", 1)[0]
+    return [line for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_a_clean_comparison_lists_no_deviation(tmp_path):
+    code, md, _ = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword"), "other": recs("other")})
+    assert code == 0
+    assert "No deviation from the contract was recorded." in md and deviation_lines(md) == []
+
+
+@pytest.mark.parametrize("fields, score_args, words", [
+    ({"retrieved_ids": None, "context_ids": None}, (), "returned hits without provenance (source ids) on 4 of 4"),
+    ({"flush_note": "flush waits a fixed 2 s: readiness is assumed, not verified"}, (), "a fixed 2 s"),
+    ({"internal_model": "gpt-x-2026"}, (), "calls a model of its own during ingestion or search"),
+    ({"time_aware": True}, (), "time-aware search"),
+    ({"extra_wait_s": 30.0}, (), "waited 30 s more after flush"),
+    ({"error": "timeout", "answer": None}, (), "4 of 4 questions failed"),
+])
+def test_a_deviation_of_one_system_appears_when_present(tmp_path, fields, score_args, words):
+    code, md, _ = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword"), "other": recs("other", **fields)},
+                        score_args)
+    assert code == 0
+    lines = deviation_lines(md)
+    assert len(lines) == 1 and words in lines[0] and "`other`" in lines[0]
+    assert "No deviation from the contract was recorded." not in md
+
+
+def test_a_limit_run_a_partial_run_and_a_served_model_change_are_deviations(tmp_path):
+    limited = {name: recs(name, limit=2) for name in ("keyword", "other")}
+    limited["other"][3] = {**limited["other"][3], "served_model": "m-v2"}
+    limited["other"] = limited["other"][:3]  # one question missing: scored with --allow-partial
+    code, md, _ = build(tmp_path, limited, ("--allow-partial",))
+    assert code == 0
+    text = "\n".join(deviation_lines(md))
+    assert "--limit 2" in text and "Partial comparison (--allow-partial)" in text
+    served = {name: recs(name) for name in ("keyword", "other")}
+    served["other"][1] = {**served["other"][1], "served_model": "m-v2"}
+    code, md, _ = build(tmp_path / "served", served)
+    assert "more than one served model" in "\n".join(deviation_lines(md))
+
+
+def test_failed_and_warned_checks_are_deviations_and_passed_ones_are_not(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    checks = json.load(open(os.path.join(DATA, "checks.json"), encoding="utf-8"))
+    checks["inputs"]["runs"] = {p: sha256_file(p) for p in paths["runs"]}  # made from these very runs
+    path = tmp_path / "checks.json"
+    path.write_text(json.dumps(checks), encoding="utf-8")
+    assert make_report(paths, "--checks", str(path)) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    lines = deviation_lines(md)
+    flagged = [c for c in checks["checks"] if c["status"] in ("FAIL", "WARN")]
+    assert len(lines) == len(flagged) and all(f"`{c['id']}`" in "\n".join(lines) for c in flagged)
+    assert all(f"`{c['id']}`" not in "\n".join(lines) for c in checks["checks"] if c["status"] == "PASS")
+    rows = table_after(md, "Instrument checks")
+    assert [r[0] for r in rows[1:]] == [c["status"] for c in checks["checks"]]
+
+
+def test_checks_of_other_run_files_do_not_apply(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    assert make_report(paths, "--checks", os.path.join(DATA, "checks.json")) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert "checked other run files than these" in md and deviation_lines(md) == []
+
+
+def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
+    """The sample audit.json with a key that sampled these verdicts (one of them changed by
+    `change`), as audit.py sample and join would write them; its path."""
+    verdicts = [json.loads(line) for line in open(paths["verdicts"], encoding="utf-8")]
+    keys = [{"audit_id": f"t-{i:03d}", **{k: v[k] for k in ("backend", "repeat", "context_token_budget", "case_id", "qid",
+                                                            "type", "verdict", "by", "inputs_sha256", "rules_sha256",
+                                                            "judge_model", "judge_prompt_sha256")}}
+            for i, v in enumerate(verdicts)]
+    keys[0].update(change or {})
+    key = tmp_path / "audit-key.jsonl"
+    key.write_text("".join(json.dumps(k) + "\n" for k in keys), encoding="utf-8")
+    audit = json.load(open(os.path.join(DATA, "audit.json"), encoding="utf-8"))
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps({**audit, "key": str(key)}), encoding="utf-8")
+    return str(path)
+
+
+def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    calibration = json.load(open(os.path.join(DATA, "calibration.json"), encoding="utf-8"))
+    v = next(json.loads(line) for line in open(paths["verdicts"], encoding="utf-8"))
+    calibration["grader"] = {k: v[k] for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")}
+    cal = tmp_path / "calibration.json"
+    cal.write_text(json.dumps(calibration), encoding="utf-8")
+    assert make_report(paths, "--calibration", str(cal), "--audit", audit_of(tmp_path, paths)) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    o = calibration["overall"]
+    assert f"false accepts {o['false_accepts']} of {o['known_wrong']}" in md
+    assert "Cohen's kappa" in md and "No judge calibration yet" not in md
+    audit = json.load(open(os.path.join(DATA, "audit.json"), encoding="utf-8"))
+    assert f"agrees with the person on {audit['overall']['agree']} of {audit['overall']['n']}" in md
+    assert "No human audit yet" not in md
+    assert "The judge is not neutral here" in md  # the sample audit flags one system
+
+
+@pytest.mark.parametrize("change, words", [({"verdict": "flipped"}, "audited other verdicts (1 of its 8"),
+                                           ({"qid": "q-gone"}, "audited other verdicts (1 of its 8")])
+def test_an_audit_of_other_verdicts_is_not_shown_as_this_ones(tmp_path, change, words):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    assert make_report(paths, "--audit", audit_of(tmp_path, paths, change)) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert words in md and "agrees with the person" not in md
+
+
+def test_calibration_of_another_grader_is_not_shown_as_this_ones(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    assert make_report(paths, "--calibration", os.path.join(DATA, "calibration.json")) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert "rates another grader" in md and "false accepts" not in md
+
+
+def test_markdown_cannot_be_broken_by_a_system_name(tmp_path):
+    code, md, _ = build(tmp_path, {"keyword": recs("keyword"), "a|b <i>": recs("a|b <i>")})
+    assert code == 0
+    rows = table_after(md, "Results")
+    assert [r[0] for r in rows[1:]] == ["**keyword** (baseline)", "a\\|b &lt;i>"]
+    assert all(len(r) == len(rows[0]) for r in rows)
+
+
+def test_the_locally_served_model_is_named_with_its_file_and_hashes(tmp_path):
+    code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    manifest = json.load(open(paths["manifest"]))
+    manifest["served_model_info"] = {"server": "llama-cpp-python", "server_version": "0.3.36",
+                                     "served_model": "SmolLM2-135M-Instruct.Q4_1-f16", "model_file": "smollm2.gguf",
+                                     "model_sha256": "a" * 64, "served_file": "smollm2-f16.gguf", "served_sha256": "b" * 64}
+    open(paths["manifest"], "w").write(json.dumps(manifest))
+    assert make_report(paths) == 0
+    md = open(paths["md"], encoding="utf-8").read()
+    assert ("Served locally by llama-cpp-python 0.3.36 as `SmolLM2-135M-Instruct.Q4_1-f16` from `smollm2.gguf` "
+            "(sha256 aaaaaaaaaaaaaaaa…), converted to `smollm2-f16.gguf` (sha256 bbbbbbbbbbbbbbbb…)") in md
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs that do not belong together are refused
+# ---------------------------------------------------------------------------------------------
+
+def test_scores_of_other_runs_are_refused(tmp_path, capsys):
+    code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword"), "other": recs("other")})
+    assert make_report({**paths, "runs": paths["runs"][:2]}) == 2
+    assert "scores other records than the run files hold" in capsys.readouterr().err
+
+
+def test_scores_older_than_the_verdicts_are_refused(tmp_path, capsys):
+    code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    lines = open(paths["verdicts"], encoding="utf-8").read().splitlines()
+    v = json.loads(lines[0])
+    lines[0] = json.dumps({**v, "verdict": "correct" if v["verdict"] == "incorrect" else "incorrect"})
+    open(paths["verdicts"], "w", encoding="utf-8").write("\n".join(lines) + "\n")
+    assert make_report(paths) == 2
+    assert "rerun score.py" in capsys.readouterr().err
+
+
+def test_a_dataset_changed_since_the_run_is_refused(tmp_path, capsys):
+    code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    manifest = json.load(open(paths["manifest"]))
+    with open(manifest["dataset"], "a", encoding="utf-8") as fh:
+        fh.write("\n")
+    assert make_report(paths) == 2
+    assert "the dataset changed since" in capsys.readouterr().err
+
+
+def test_a_foreign_scores_file_is_refused_naming_the_field(tmp_path, capsys):
+    code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    s = json.load(open(paths["scores"]))
+    del s["systems"][0]["gap_closed"]
+    open(paths["scores"], "w").write(json.dumps(s))
+    assert make_report(paths) == 2
+    assert "no field 'gap_closed'" in capsys.readouterr().err
+
