@@ -256,14 +256,22 @@ def read_resumable(path: str) -> tuple[list[tuple[int, dict, str]], int]:
     return out, cut
 
 
+# The process's umask, read once at import (reading it means setting it, which is not safe
+# from worker threads): files written atomically get the permissions open() would give them.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def write_atomic(path: str, text: str) -> None:
-    """Write a whole file atomically: a temp file in the same folder, then os.replace."""
+    """Write a whole file atomically: a temp file in the same folder, then os.replace. The file
+    gets the usual permissions (mkstemp's temp files are private to their owner)."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -13,7 +13,8 @@ with the reason beside it, never 0.
 Usage:
   python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword
   python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword \\
-      --json results/scores.json --markdown results/report.md --manifest results/manifest-RUN.json
+      --json results/scores.json --manifest results/manifest-RUN.json
+  python report.py --scores results/scores.json ...   # the report, from these numbers
   jq -c '.questions[] | select(.cause == "reader_miss")' results/scores.json
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, InputError, is_answerable, load_comparison,
-                       match_verdicts, read_verdicts, run_cli, sha256_file, write_atomic, write_json_atomic)
+                       match_verdicts, read_verdicts, run_cli, sha256_file, write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
@@ -606,6 +607,8 @@ def render_text(scores: dict) -> str:
                 out.append(f"note: {s['label']}: {key.removesuffix('_note')}: {s[key]}")
     for w in scores["warnings"]:
         out.append(f"warning: {w}")
+    out.append("\nwhat the controls say")
+    out += [f"- {n}" for n in findings(scores)]
     return "\n".join(out)
 
 
@@ -666,51 +669,6 @@ def findings(scores: dict) -> list[str]:
     return notes
 
 
-def render_markdown(scores: dict, manifest: dict | None) -> str:
-    """results/report.md: the tables and what they mean."""
-    lines = ["# memory-bench report", ""]
-    if manifest:
-        lines += [f"- run: `{manifest['run_id']}` at {manifest['created_utc']}, git `{manifest['git_commit']}`"
-                  f"{' (dirty tree)' if manifest['git_dirty'] else ''}",
-                  f"- dataset: `{manifest['dataset']}` sha256 `{manifest['dataset_sha256'][:16]}…`",
-                  f"- answer model: `{manifest['answer_model']}`; judge model: "
-                  f"{'`' + manifest['judge_model'] + '`' if manifest['judge_model'] else 'none (rules only)'}",
-                  f"- top_k {manifest['top_k']}, context budget {manifest['context_token_budget']} tokens "
-                  f"({manifest['tokenizer']})"]
-        served = manifest["served_model_info"]
-        if served:
-            lines.append(f"- served locally by {served['server']} {served['server_version']} as "
-                         f"`{served['served_model']}`, from `{served['model_file']}` ({served['model_package']}, "
-                         f"sha256 `{served['model_sha256'][:16]}…`)"
-                         + (f", converted to `{served['served_file']}` (sha256 `{served['served_sha256'][:16]}…`)"
-                            if served.get("served_file") else ""))
-        lines.append("")
-    lines += [f"Grading: {scores['grading']}", "",
-              "| system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | context tokens | search p95 ms | errors |",
-              "|---|---|" + "---|" * (len(MAIN_COLUMNS) + 3)]
-    for s in scores["systems"]:
-        lines.append(f"| {s['label']} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
-                     + f" | {fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']} |")
-    types = sorted({t for s in scores["systems"] for t in s["by_type"]})
-    lines += ["", "Accuracy by question type (n):", "",
-              "| system | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
-    for s in scores["systems"]:
-        cells = [f"{fmt(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})" if t in s["by_type"] else ""
-                 for t in types]
-        lines.append(f"| {s['label']} | " + " | ".join(cells) + " |")
-    lines += ["", f"Paired difference in accuracy on answerable questions against `{scores['baseline']}`, 95% "
-              f"cluster-bootstrap interval ({scores['resamples']} resamples). An interval that contains 0 means "
-              f"this dataset does not separate the two systems.", "",
-              "| system | difference | 95% CI | abstention | questions | clusters |", "|---|---|---|---|---|---|"]
-    for d in scores["differences"]:
-        lines.append(f"| {d['system']} | {fmt(d['difference'], True)} | [{fmt(d['ci_low'], True)}, "
-                     f"{fmt(d['ci_high'], True)}] | {ci(d['abstention'])} | {d['questions']} | {d['clusters']} |")
-    if scores["warnings"]:
-        lines += ["", "## Warnings", ""] + [f"- {w}" for w in scores["warnings"]]
-    lines += ["", "## What the controls say", ""] + [f"- {n}" for n in findings(scores)]
-    return "\n".join(lines) + "\n"
-
-
 def grading_summary(systems: list[dict]) -> str:
     """Which grading decided the verdicts, in words."""
     layers = defaultdict(int)
@@ -763,8 +721,8 @@ def partial_notes(comparison) -> list[str]:
 
 
 def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
-    """The manifest the report cites, checked against the runs: the same dataset, and every
-    question of it answered (a run on part of the dataset is partial like a partial file)."""
+    """The manifest of these runs, checked against them: the same dataset, and every question
+    of it answered (a run on part of the dataset is partial like a partial file)."""
     try:
         with open(path, encoding="utf-8") as fh:
             manifest = json.load(fh)
@@ -835,7 +793,7 @@ def read_audit(path: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the score tables; optionally write them as JSON and as a markdown report."""
+    """Print the score tables; optionally write them as JSON (the input of report.py)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True)
     ap.add_argument("--verdicts", help="results/verdicts.jsonl (not needed for retrieval-only runs)")
@@ -845,8 +803,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--allow-partial", action="store_true",
                     help="score every system on the questions all of them answered, instead of refusing")
-    ap.add_argument("--json", help="write the numbers as JSON here")
-    ap.add_argument("--markdown", help="write a markdown report here")
+    ap.add_argument("--json", help="write the numbers as JSON here (report.py turns them into the report)")
     ap.add_argument("--manifest", help="a manifest-RUN.json to check the runs against and cite in the report")
     ap.add_argument("--checks", help="results/checks.json of these runs (check.py), shown with the scores")
     ap.add_argument("--calibration", help="results/calibration.json of the grader that graded these runs "
@@ -857,7 +814,8 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--resamples must be at least 1")
 
     comparison = load_comparison(a.runs, a.allow_partial)
-    manifest = read_manifest(a.manifest, comparison, a.allow_partial) if a.manifest else None
+    if a.manifest:
+        read_manifest(a.manifest, comparison, a.allow_partial)
     verdicts = read_verdicts(a.verdicts) if a.verdicts else {}
     pairs = pair_verdicts(comparison.records, verdicts, a.verdicts)
     baseline = resolve_baseline(a.baseline, comparison.records)
@@ -876,8 +834,6 @@ def main(argv: list[str] | None = None) -> int:
     # cost the report.
     if a.json:
         write_json_atomic(a.json, scores)
-    if a.markdown:
-        write_atomic(a.markdown, render_markdown(scores, manifest))
     print(render_text(scores))
     return EXIT_OK
 

@@ -106,10 +106,11 @@ def test_limit_runs_the_first_cases_and_says_so(tmp_path, fake_llm, config, caps
     assert "not comparable" in capsys.readouterr().err
     verdicts = str(tmp_path / "v.jsonl")
     assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", verdicts]) == 0
-    md = tmp_path / "report.md"
+    js = tmp_path / "s.json"
     assert run_cli(score.main, ["--runs", str(out), "--verdicts", verdicts, "--baseline", "none",
-                                "--markdown", str(md), "--resamples", "10"]) == 0
-    assert "--limit 1" in md.read_text() and "not comparable" in md.read_text()
+                                "--json", str(js), "--resamples", "10"]) == 0
+    warnings = " ".join(json.loads(js.read_text())["warnings"])
+    assert "--limit 1" in warnings and "not comparable" in warnings
 
 
 def test_shards_split_the_cases_and_every_case_lands_in_exactly_one(tmp_path, fake_llm, config):
