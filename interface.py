@@ -262,6 +262,24 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
+def read_json(path: str, what: str, fields: tuple = ()) -> dict:
+    """A JSON summary another stage wrote (a manifest, scores, checks), with the fields the
+    reader needs; anything else is an InputError naming the file and the fix."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            obj = json.load(fh)
+    except OSError as e:
+        raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{path}: expected a JSON object (the {what})")
+    missing = [f for f in fields if f not in obj]
+    if missing:
+        raise InputError(f"{path}: not the {what} (no field '{missing[0]}'); rerun the script that writes it")
+    return obj
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write a whole file atomically: a temp file in the same folder, then os.replace. The file
     gets the usual permissions (mkstemp's temp files are private to their owner)."""

@@ -46,7 +46,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, UNANSWERABLE_TYPES, InputError,
-                       load_comparison, load_dataset, read_jsonl, record_key, run_cli, sha256_file, write_atomic)
+                       load_comparison, load_dataset, read_json, read_jsonl, read_verdicts, record_key, run_cli,
+                       sha256_file, write_atomic)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # score.py's own thresholds for the plain-words control sentences (seed guide, section 9.1);
@@ -324,23 +325,6 @@ class Footnotes:
 # Inputs
 # ---------------------------------------------------------------------------------------------
 
-def read_json(path: str, what: str, fields: tuple) -> dict:
-    """A JSON summary file with the fields this report reads, or an InputError naming the fix."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except OSError as e:
-        raise InputError(f"{path}: cannot open: {e.strerror}") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(obj, dict):
-        raise InputError(f"{path}: expected a JSON object (the {what})")
-    missing = [f for f in fields if f not in obj]
-    if missing:
-        raise InputError(f"{path}: not the {what} (no field '{missing[0]}'); rerun the script that writes it")
-    return obj
-
-
 def read_scores(path: str) -> dict:
     """score.py's JSON, every system with the fields the tables read."""
     scores = read_json(path, "scores of score.py --json", SCORES_FIELDS)
@@ -354,20 +338,9 @@ def read_scores(path: str) -> dict:
     return scores
 
 
-def read_verdicts(path: str) -> dict:
-    """Verdicts keyed by interface.record_key; two for one answer is an error."""
-    out: dict = {}
-    for lineno, v in read_jsonl(path):
-        for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "judge_error", "rules_only_verdict",
-                  "rules_sha256", "judge_model", "judge_prompt_sha256"):
-            if f not in v:
-                raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{f}'); rerun judge.py")
-        key = record_key(v)
-        if key in out:
-            raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r}; "
-                             f"rerun judge.py, which keeps one per answer")
-        out[key] = v
-    return out
+def verdicts_by_key(path: str) -> dict:
+    """Verdicts keyed by interface.record_key (interface.read_verdicts, without line numbers)."""
+    return {key: v for key, (_, v) in read_verdicts(path).items()}
 
 
 def label_of(scores: dict) -> dict:
@@ -672,7 +645,7 @@ def paired_section(scores: dict, order: list[dict]) -> list:
     diffs = {d["system"]: d for d in scores["differences"]}
     compared = [s for s in order if not is_control(s) and not is_baseline(s, scores) and s["label"] in diffs]
     blocks: list = [Heading(2, "Paired comparison", "paired"),
-                    Para(segs(f"Each system minus the baseline ", Code(scores["baseline"]), ", question by question, "
+                    Para(segs("Each system minus the baseline ", Code(scores["baseline"]), ", question by question, "
                               f"on answerable questions (abstention apart), with a 95% cluster-bootstrap interval "
                               f"over cases ({scores['resamples']:,} resamples). An interval that contains 0 means "
                               f"this dataset does not separate the two. The controls are not compared."))]
@@ -940,7 +913,7 @@ def facts_section(scores: dict, manifest: dict, records: list[dict], order: list
     repeats = max(s["repeats"] for s in order)
     first = records[0]
     items = [
-        segs(f"Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
+        segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
              Code(str(manifest["git_commit"])[:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""),
         segs(f"{counts['cases']} cases, {counts['sessions']:,} sessions, {counts['turns']:,} turns, "
              f"{counts['questions']} questions ({types}); scored: {scores['questions_scored']:,} question records per "
@@ -1600,7 +1573,7 @@ def main(argv: list[str] | None = None) -> int:
     records = load_comparison(a.runs, allow_partial=bool(scores["left_out"])).records
     if any(not r["retrieval_only"] for r in records) and not a.verdicts:
         raise InputError("--verdicts is required for run files with answers (results/verdicts.jsonl from judge.py)")
-    verdicts = read_verdicts(a.verdicts) if a.verdicts else None
+    verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
     check_inputs(scores, records, verdicts, manifest, paths)
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
     checks = optional_json(a.checks, "results of check.py", ("status", "counts", "inputs", "checks"))

@@ -20,7 +20,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -30,7 +29,7 @@ import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, InputError, is_answerable, load_comparison,
-                       match_verdicts, read_verdicts, run_cli, sha256_file, write_json_atomic)
+                       match_verdicts, read_json, read_verdicts, run_cli, sha256_file, write_json_atomic)
 
 # Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
 NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
@@ -723,12 +722,8 @@ def partial_notes(comparison) -> list[str]:
 def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
     """The manifest of these runs, checked against them: the same dataset, and every question
     of it answered (a run on part of the dataset is partial like a partial file)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            manifest = json.load(fh)
-        sha, total = manifest["dataset_sha256"], manifest["dataset_counts"]["questions"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{path}: not a readable manifest ({type(e).__name__}: {e})") from None
+    manifest = read_json(path, "manifest of manifest.py", ("dataset_sha256", "dataset_counts"))
+    sha, total = manifest["dataset_sha256"], manifest["dataset_counts"]["questions"]
     runs_sha = comparison.records[0]["dataset_sha256"]
     if sha != runs_sha:
         raise InputError(f"{path}: describes dataset sha256 {sha[:12]}, the run files were made from "
@@ -740,18 +735,9 @@ def read_manifest(path: str, comparison, allow_partial: bool) -> dict:
     return manifest
 
 
-def read_json(path: str, what: str) -> dict:
-    """A JSON summary another stage wrote; an unreadable one names the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: not a readable {what} ({type(e).__name__}: {e})") from None
-
-
 def read_checks(path: str, runs: list[str]) -> dict:
     """check.py's verdict on the instrument, refused if it checked other run files than these."""
-    checks = read_json(path, "checks.json")
+    checks = read_json(path, "checks.json of check.py")
     try:
         checked = set(checks["inputs"]["runs"].values())
         status, counts, results = checks["status"], checks["counts"], checks["checks"]
@@ -768,7 +754,7 @@ def read_checks(path: str, runs: list[str]) -> dict:
 def read_calibration(path: str, pairs: list) -> dict:
     """The grader's error rates on the calibration set, shown only for the grader that graded
     these verdicts (rules, judge model and prompts alike)."""
-    cal = read_json(path, "calibration.json")
+    cal = read_json(path, "calibration.json of judge.py --calibrate")
     graders = {tuple(sorted((k, v[k]) for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")))
                for _, v in pairs if v is not None}
     try:
@@ -784,7 +770,7 @@ def read_calibration(path: str, pairs: list) -> dict:
 
 def read_audit(path: str) -> dict:
     """The human audit of the judge (audit.py join)."""
-    audit = read_json(path, "audit.json")
+    audit = read_json(path, "audit.json of audit.py join")
     try:
         return {"file": path, **{k: audit[k] for k in ("sampled", "labelled", "complete", "overall", "by_system",
                                                       "flagged", "flag_rule")}}
