@@ -828,7 +828,11 @@ def _main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.command == "check-config":
         cfg = load_config(a.path)
-        print(f"{a.path}: ok (run_id {cfg['run_id']}, dataset {os.path.relpath(cfg['dataset'])})")
+        from backends import check_section  # backends build on this module; imported when used
+        for name in cfg["backends"]:
+            check_section(name, cfg)
+        print(f"{a.path}: ok (run_id {cfg['run_id']}, dataset {os.path.relpath(cfg['dataset'])}, "
+              f"backend sections {', '.join(cfg['backends']) or 'none'})")
         return EXIT_OK
     for path in a.paths:
         counts = dataset_counts(load_dataset(path))

@@ -2,7 +2,9 @@
 `create(settings, config)` function that returns an object satisfying interface.MemoryBackend.
 
 `settings` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
-`config` is the whole validated config, for backends that call the pinned model themselves.
+`config` is the whole validated config, for backends that call the pinned model themselves. A
+module also has `settings(section) -> dict`, which checks its section (keys, types, values) and
+fills defaults without starting anything: `python interface.py check-config` calls it.
 A section may name another module with `adapter:` so that one adapter serves several presets
 (for example `chroma_http: {adapter: http, base_url: ...}`).
 """
@@ -23,21 +25,40 @@ def available() -> list[str]:
                   if f.endswith(".py") and not f.startswith("_") and _NAME.fullmatch(f[:-3]))
 
 
-def load_backend(name: str, config: dict) -> MemoryBackend:
-    """Create the backend called `name`, configured from config['backends'][name]."""
+def _module(name: str, config: dict):
+    """The module behind backend `name` (its section may name an `adapter`) and its settings."""
     settings = dict(config.get("backends", {}).get(name, {}))
     module_name = settings.pop("adapter", name)
     if not isinstance(module_name, str) or not _NAME.fullmatch(module_name) or module_name not in available():
         choices = ", ".join(list(CONTROL_NAMES) + available())
         raise InputError(f"unknown backend {module_name!r}; choose one of: {choices}")
-    module = importlib.import_module(f"backends.{module_name}")
+    return importlib.import_module(f"backends.{module_name}"), module_name, settings
+
+
+def _in_section(e: InputError, name: str, module_name: str) -> InputError:
+    """The adapter names keys after itself; say which section of config.yaml holds them."""
+    if module_name == name:
+        return e
+    return InputError(f"{e} (in the section backends.{name}, which uses adapter {module_name})")
+
+
+def check_section(name: str, config: dict) -> dict:
+    """Validate backend `name`'s section of config.yaml without starting the system (each module's
+    settings(): keys, types, values); returns the settings with defaults filled."""
+    module, module_name, settings = _module(name, config)
+    try:
+        return module.settings(settings)
+    except InputError as e:
+        raise _in_section(e, name, module_name) from None
+
+
+def load_backend(name: str, config: dict) -> MemoryBackend:
+    """Create the backend called `name`, configured from config['backends'][name]."""
+    module, module_name, settings = _module(name, config)
     try:
         return module.create(settings, config)
     except InputError as e:
-        if module_name == name:
-            raise
-        # The adapter names keys after itself; say which section of config.yaml holds them.
-        raise InputError(f"{e} (in the section backends.{name}, which uses adapter {module_name})") from None
+        raise _in_section(e, name, module_name) from None
     except Exception as e:
         # A system that cannot start (a server down, a model missing) fails every question the
         # same way: one line and exit 2, before any model call, not a traceback.

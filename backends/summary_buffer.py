@@ -115,14 +115,19 @@ class SummaryBufferBackend:
         return hits
 
 
-def create(settings: dict, config: dict) -> SummaryBufferBackend:
-    """Settings: recent_turns (default 10), summary_max_tokens (default 256).
-    The summarizer is config['answer_model'] through llm.LLMClient (LLM_BASE_URL, LLM_API_KEY)."""
-    s = check_settings(settings, {"recent_turns": ((int,), 10), "summary_max_tokens": ((int,), 256)},
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: recent_turns (default 10), summary_max_tokens (256)."""
+    s = check_settings(section, {"recent_turns": ((int,), 10), "summary_max_tokens": ((int,), 256)},
                        "summary_buffer")
     for key in ("recent_turns", "summary_max_tokens"):
         if s[key] < 1:
             raise InputError(f"config: key 'backends.summary_buffer.{key}' must be at least 1, got {s[key]}")
+    return s
+
+
+def create(section: dict, config: dict) -> SummaryBufferBackend:
+    """The summarizer is config['answer_model'] through llm.LLMClient (LLM_BASE_URL, LLM_API_KEY)."""
+    s = settings(section)
     from llm import LLMClient
     return SummaryBufferBackend(LLMClient(config), config["answer_model"],
                                 recent_turns=s["recent_turns"], summary_max_tokens=s["summary_max_tokens"])
