@@ -6,8 +6,8 @@ to be a floor that anyone can reproduce byte for byte, not a good retriever.
 
 Search goes through an inverted index built in add(), so it touches only the turns that share a
 query token, and picks the top k without sorting every match (TieOrder below). The hits are the
-ones the original full scan returned, Hit for Hit: tests/test_backends.py keeps that scan and
-compares the two on random data.
+ones the original full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
+tests/test_backends.py compares with the index on random data and bench/search_latency.py times.
 """
 from __future__ import annotations
 
@@ -156,6 +156,45 @@ class KeywordBackend:
         return [Hit(text=items[p].text, score=float(overlap[p]), source_ids=(items[p].item_id,),
                     timestamp=items[p].metadata.get("timestamp", ""))
                 for p in best]
+
+
+class ScanKeywordBackend:
+    """The full scan KeywordBackend replaced, kept as the reference that tests and
+    bench/search_latency.py compare it against: every turn scored, every match sorted."""
+    name = "keyword-scan"
+    version = KeywordBackend.version
+
+    def __init__(self) -> None:
+        self._store: dict[str, list[tuple[MemoryItem, Counter]]] = {}
+
+    def reset(self, namespace: str) -> None:
+        self._store[namespace] = []
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        self._store.setdefault(namespace, []).extend((it, Counter(tokens(it.text))) for it in items)
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
+        q = Counter(tokens(query))
+        scored = []
+        for order, (it, doc) in enumerate(self._store.get(namespace, [])):
+            overlap = sum(min(c, q[t]) for t, c in doc.items())
+            if overlap:
+                # Sort key: more overlap, then newer timestamp, then earlier insertion.
+                scored.append((-overlap, _scan_neg_time(it.metadata.get("timestamp", "")), order, it))
+        scored.sort(key=lambda x: x[:3])
+        return [Hit(text=it.text, score=float(-neg), source_ids=(it.item_id,),
+                    timestamp=it.metadata.get("timestamp", ""))
+                for neg, _, _, it in scored[:k]]
+
+
+def _scan_neg_time(stamp: str) -> tuple:
+    # The scan's own copy of neg_time, so that a change to the index's key cannot hide.
+    return tuple(-ord(ch) for ch in stamp)
 
 
 def create(settings: dict, config: dict) -> KeywordBackend:

@@ -11,11 +11,9 @@ import json
 import os
 import random
 import re
-import sqlite3
 import sys
 import threading
 import tracemalloc
-from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
@@ -24,8 +22,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
-from backends.keyword import TieOrder, tokens  # noqa: E402
-from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
+from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
+from interface import InputError, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -306,36 +304,6 @@ def test_bm25_statistics_are_per_namespace(tmp_path):
 # Indexed search against the full scans it replaced: random data with many ties
 # ---------------------------------------------------------------------------------------------
 
-class ScanKeyword:
-    """keyword as it was before its inverted index: a full scan and a full sort per search."""
-
-    def __init__(self) -> None:
-        self._store: dict[str, list[tuple[MemoryItem, Counter]]] = {}
-
-    def reset(self, namespace: str) -> None:
-        self._store[namespace] = []
-
-    def add(self, namespace: str, items: list[MemoryItem]) -> None:
-        self._store.setdefault(namespace, []).extend((it, Counter(tokens(it.text))) for it in items)
-
-    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
-        q = Counter(tokens(query))
-        scored = []
-        for order, (it, doc) in enumerate(self._store.get(namespace, [])):
-            overlap = sum(min(c, q[t]) for t, c in doc.items())
-            if overlap:
-                scored.append((-overlap, _neg_time(it.metadata.get("timestamp", "")), order, it))
-        scored.sort(key=lambda x: x[:3])
-        return [Hit(text=it.text, score=float(-neg), source_ids=(it.item_id,),
-                    timestamp=it.metadata.get("timestamp", ""))
-                for neg, _, _, it in scored[:k]]
-
-
-def _neg_time(stamp: str) -> tuple:
-    """The scan's own tie key, kept here so that a change to keyword.neg_time cannot hide."""
-    return tuple(-ord(ch) for ch in stamp)
-
-
 # Few words, so most turns tie; case and accent variants that fold together; tokens that \w+
 # keeps whole but FTS5 splits ('e_mail', 'ﬁle') or drops ('_'); digits from other scripts.
 WORDS = ["billing", "Billing", "postgres", "the", "a", "café", "cafe", "CAFÉ", "naïve", "straße",
@@ -390,7 +358,7 @@ def replay(backend, reference, seed: int, steps: int) -> int:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_keyword_index_equals_the_full_scan(seed, tmp_path):
-    assert replay(make_keyword(tmp_path), ScanKeyword(), seed, 400) > 250
+    assert replay(make_keyword(tmp_path), ScanKeywordBackend(), seed, 400) > 250
 
 
 def test_tie_order_top_is_the_full_sort(monkeypatch):
@@ -400,14 +368,14 @@ def test_tie_order_top_is_the_full_sort(monkeypatch):
     monkeypatch.setattr(TieOrder, "_first", lambda self, wanted, n: walks.append(n) or first(self, wanted, n))
     rng = random.Random(5)
     for trial in range(300):
-        order = TieOrder(_neg_time)
+        order = TieOrder(neg_time)
         stamps = [rng.choice(STAMPS) for _ in range(rng.randint(1, 400))]
         for stamp in stamps:
             order.append(stamp)
         spread = rng.choice([1, 2, 3, 1000])  # 1: everything ties; 1000: few ties
         scores = {p: float(rng.randint(1, spread)) for p in rng.sample(range(len(stamps)), rng.randint(0, len(stamps)))}
         k = rng.choice([1, 2, 5, 10, 50, 500])
-        want = sorted(scores, key=lambda p: (-scores[p], _neg_time(stamps[p]), p))[:k]
+        want = sorted(scores, key=lambda p: (-scores[p], neg_time(stamps[p]), p))[:k]
         assert order.top(scores, k) == want, f"trial {trial}"
     assert walks, "no trial took the walk over the key order"
 
