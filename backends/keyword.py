@@ -70,8 +70,10 @@ class TieOrder:
         """The first k positions of `scores` sorted by (higher score, smaller key, smaller position)."""
         if len(scores) > k:
             kth = heapq.nlargest(k, scores.values())[-1]
-            chosen = [p for p, s in scores.items() if s > kth]  # fewer than k of them
-            ties = [p for p, s in scores.items() if s == kth]
+            ties = [p for p, s in scores.items() if s >= kth]
+            chosen = [p for p in ties if scores[p] > kth]  # fewer than k of them
+            if chosen:
+                ties = [p for p in ties if scores[p] == kth]
             need = k - len(chosen)
             # Walking the key order visits about need * n / len(ties) positions; comparing the
             # ties costs len(ties). Both give the same positions: pick the cheaper.
