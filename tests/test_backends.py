@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import sys
 import threading
 import tracemalloc
@@ -22,6 +23,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
+from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
 from interface import InputError, MemoryItem, session_items  # noqa: E402
 
@@ -361,6 +363,26 @@ def test_keyword_index_equals_the_full_scan(seed, tmp_path):
     assert replay(make_keyword(tmp_path), ScanKeywordBackend(), seed, 400) > 250
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bm25_index_equals_fts5(seed, tmp_path):
+    """Same hits in the same order, and every score the same double, as SQLite's FTS5."""
+    assert replay(make_bm25(tmp_path), Fts5Bm25Backend(), seed, 400) > 250
+
+
+def test_bm25_splits_ascii_as_fts5_does(tmp_path):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    rng = random.Random(4)
+    texts = ["".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 60))) for _ in range(300)]
+    texts.append("".join(chr(i) for i in range(128)))
+    db.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts)))
+    want: list[list[str]] = [[] for _ in texts]
+    for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+        want[doc].append(term)
+    assert make_bm25(tmp_path)._split(texts) == want
+
+
 def test_tie_order_top_is_the_full_sort(monkeypatch):
     """TieOrder.top picks what sorting every scored position would, whichever way it takes."""
     walks = []
@@ -380,14 +402,15 @@ def test_tie_order_top_is_the_full_sort(monkeypatch):
     assert walks, "no trial took the walk over the key order"
 
 
-def test_reset_frees_the_namespace(tmp_path):
+@pytest.mark.parametrize("name", ["keyword", "bm25"])
+def test_reset_frees_the_namespace(name, tmp_path):
     """After reset the index of that namespace is gone from memory, not only emptied."""
-    b = make_keyword(tmp_path)
-    batch = random_items(random.Random(9), "m", 3000)
+    b = RAW[name](tmp_path)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        b.add("big", batch)
+        # Made while traced and dropped here, so that only the backend can keep them alive.
+        b.add("big", random_items(random.Random(9), "m", 3000))
         b.add("small", ITEMS_B)
         grown = tracemalloc.get_traced_memory()[0] - base
         b.reset("big")
