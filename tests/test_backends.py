@@ -23,9 +23,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
+from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
-from interface import InputError, MemoryItem, session_items  # noqa: E402
+from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -271,7 +272,6 @@ def test_reference_backends_are_deterministic(name, tmp_path):
 
 
 def test_hash_vectors_are_stable_across_processes():
-    from backends._embed import HashEmbedder
     v = HashEmbedder(64).query("billing Postgres")
     # Pinned: blake2b is the same everywhere, unlike Python's salted hash().
     assert sorted(v) == sorted(HashEmbedder(64).query("Billing  postgres!"))
@@ -369,6 +369,42 @@ def test_bm25_index_equals_fts5(seed, tmp_path):
     assert replay(make_bm25(tmp_path), Fts5Bm25Backend(), seed, 400) > 250
 
 
+class ScanHash:
+    """hash as it was ranked before its top-k: every item's cosine, every match sorted."""
+
+    def __init__(self) -> None:
+        self._embedder = HashEmbedder(1024)
+        self._store: dict[str, list[tuple[MemoryItem, dict]]] = {}
+
+    def reset(self, namespace: str) -> None:
+        self._store[namespace] = []
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        vectors = self._embedder.passages([it.text for it in items])
+        self._store.setdefault(namespace, []).extend(zip(items, vectors))
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
+        q = self._embedder.query(query)
+        ranked = []
+        for pos, (it, vec) in enumerate(self._store.get(namespace, [])):
+            shared = [idx for idx in sorted(q) if idx in vec]
+            if shared:
+                score = 0.0
+                for idx in shared:  # the index's order of float additions
+                    score += q[idx] * vec[idx]
+                ranked.append((rank_key(score, it.metadata.get("timestamp", ""), pos), score, it))
+        ranked.sort(key=lambda r: r[0])
+        return [Hit(text=it.text, score=score, source_ids=(it.item_id,), timestamp=it.metadata.get("timestamp", ""))
+                for _, score, it in ranked[:k]]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hash_top_k_equals_the_full_sort(seed, tmp_path):
+    assert replay(make_hash(tmp_path), ScanHash(), seed, 300) > 180
+
+
 def test_bm25_splits_ascii_as_fts5_does(tmp_path):
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
@@ -402,7 +438,7 @@ def test_tie_order_top_is_the_full_sort(monkeypatch):
     assert walks, "no trial took the walk over the key order"
 
 
-@pytest.mark.parametrize("name", ["keyword", "bm25"])
+@pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
 def test_reset_frees_the_namespace(name, tmp_path):
     """After reset the index of that namespace is gone from memory, not only emptied."""
     b = RAW[name](tmp_path)
