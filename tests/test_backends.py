@@ -405,6 +405,24 @@ def test_hash_top_k_equals_the_full_sort(seed, tmp_path):
     assert replay(make_hash(tmp_path), ScanHash(), seed, 300) > 180
 
 
+@pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
+def test_index_equals_the_reference_on_a_large_namespace(name, tmp_path):
+    """2,000 turns and one- or two-word queries: hundreds of ties at the k-th score."""
+    backend = RAW[name](tmp_path)
+    reference = {"keyword": ScanKeywordBackend, "bm25": Fts5Bm25Backend, "hash": ScanHash}[name]()
+    rng = random.Random(11)
+    for b in (backend, reference):
+        b.reset("ns")
+    for start in range(0, 2000, 10):
+        batch = random_items(rng, f"t{start}-", 10)
+        backend.add("ns", batch)
+        reference.add("ns", batch)
+    for _ in range(40):
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2)))
+        for k in (1, 10, 100):
+            assert backend.search("ns", query, k) == reference.search("ns", query, k), (query, k)
+
+
 def test_bm25_splits_ascii_as_fts5_does(tmp_path):
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
