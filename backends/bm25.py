@@ -9,11 +9,11 @@ sides see FTS5's tokens.
 
 Why not FTS5 itself: at 10k turns a search matched thousands of rows, and SQLite computed
 bm25() for each (a docsize lookup and an instance walk per row) and fetched each row's content
-to sort by timestamp: 10-36 ms per search where the goal is 5 (bench/search_latency.py). Here
-the same arithmetic runs in Python over posting lists, only for turns that share a term, and
-the top k is picked without sorting every match. Fts5Bm25Backend below is the FTS5 backend
-this replaced; tests/test_backends.py checks the two agree Hit for Hit, every score to the bit,
-on random text, and bench/search_latency.py times both.
+to sort by timestamp, well over the 5 ms a search may take (`python bench/backend_latency.py
+--backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs in Python over
+posting lists, only for turns that share a term, and the top k is picked without sorting every
+match. Fts5Bm25Backend below is the FTS5 backend this replaced; tests/test_backends.py checks
+the two agree Hit for Hit, every score to the bit, on random text, and the bench times both.
 """
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ class Bm25Backend:
 
 class Fts5Bm25Backend:
     """The FTS5 backend Bm25Backend replaced, kept as the reference that tests and
-    bench/search_latency.py compare it against: one FTS5 table per namespace, ranked by SQLite."""
+    bench/backend_latency.py compare it against: one FTS5 table per namespace, ranked by SQLite."""
     name = "bm25-fts5"
 
     def __init__(self) -> None:

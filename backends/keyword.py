@@ -7,7 +7,7 @@ to be a floor that anyone can reproduce byte for byte, not a good retriever.
 Search goes through an inverted index built in add(), so it touches only the turns that share a
 query token, and picks the top k without sorting every match (TieOrder below). The hits are the
 ones the original full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
-tests/test_backends.py compares with the index on random data and bench/search_latency.py times.
+tests/test_backends.py compares with the index on random data and bench/backend_latency.py times.
 """
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ class KeywordBackend:
 
 class ScanKeywordBackend:
     """The full scan KeywordBackend replaced, kept as the reference that tests and
-    bench/search_latency.py compare it against: every turn scored, every match sorted."""
+    bench/backend_latency.py compare it against: every turn scored, every match sorted."""
     name = "keyword-scan"
     version = KeywordBackend.version
 
