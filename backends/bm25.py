@@ -135,60 +135,59 @@ class Bm25Backend:
             space = self._spaces.get(namespace)
             if space is None or not space.rows:
                 return []
-            phrases = self._split(terms)
             scores: dict[int, float] = {}
-            for phrase in phrases:
-                matches = self._phrase_matches(space, phrase)
-                self._add_scores(space, matches, scores)
+            for phrase in self._split(terms):
+                positions, added = self._phrase_terms(space, phrase)
+                # scores[pos] = scores.get(pos, 0.0) + term, phrase after phrase as FTS5 sums
+                # them, with the loop in C (a phrase lists each position once, so each is read
+                # before it is written). A phrase a turn lacks adds 0.0 in FTS5: no change.
+                if scores:
+                    added = map(add, map(scores.get, positions, repeat(0.0)), added)
+                scores.update(zip(positions, added))
             best = space.order.top(scores, k)
             rows = space.rows
         return [Hit(text=rows[p][0], score=scores[p], source_ids=(rows[p][1],), timestamp=rows[p][2])
                 for p in best]
 
-    def _phrase_matches(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[int]]:
-        """Positions holding the phrase and the ids of their (phrase count, turn length) pairs."""
+    def _phrase_terms(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[float]]:
+        """The positions holding the phrase, and each one's bm25 term for it (fts5Bm25Function)."""
+        keys: list  # per position, what its term depends on besides the IDF: a pair or its id
         if len(phrase) == 1:
-            return space.postings.get(phrase[0], ([], []))
-        if not phrase:
+            positions, keys = space.postings.get(phrase[0], ([], []))
+            pair_of = {pid: space.pairs[pid] for pid in set(keys)}
+        elif phrase:
+            positions, keys = self._adjacent(space, phrase)
+            pair_of = {pair: pair for pair in set(keys)}
+        else:
             return [], []  # a token with no FTS5 token in it ('_') is an empty phrase: no match
-        # A \w+ token that FTS5 splits ('e_mail') is a phrase: its tokens must be adjacent. Rare,
-        # so the candidate turns are split again rather than every turn's positions being kept.
-        candidates = set(space.postings.get(phrase[0], ([], []))[0])
-        for term in phrase[1:]:
-            candidates.intersection_update(space.postings.get(term, ([], []))[0])
-        positions, pids = [], []
-        ordered = sorted(candidates)
-        width = len(phrase)
-        for pos, toks in zip(ordered, self._split([space.rows[p][0] for p in ordered])):
-            count = sum(toks[i:i + width] == phrase for i in range(len(toks) - width + 1))
-            if count:
-                positions.append(pos)
-                pids.append(space.pair_id(count, len(toks)))
-        return positions, pids
-
-    @staticmethod
-    def _add_scores(space: _Namespace, matches: tuple[list[int], list[int]],
-                    scores: dict[int, float]) -> None:
-        """Add one phrase's bm25 term to each matching turn's score, as fts5Bm25Function does."""
-        positions, pids = matches
         if not positions:
-            return  # FTS5 adds 0.0 for an absent phrase, which changes no sum
+            return [], []
         n_rows = len(space.rows)
         avgdl = space.total_tokens / n_rows
         idf = math.log((n_rows - len(positions) + 0.5) / (len(positions) + 0.5))
         if idf <= 0.0:
             idf = 1e-6
         # The same operations in the same order as FTS5's C, so every score is the same double.
-        weight: dict[int, float] = {}
-        for pid in set(pids):
-            count, length = space.pairs[pid]
-            weight[pid] = idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
-        # scores[pos] = scores.get(pos, 0.0) + weight[pid] for each posting, with the loop in C
-        # (positions are unique within a phrase, so each is read before it is written).
-        added = map(weight.__getitem__, pids)
-        if scores:
-            added = map(add, map(scores.get, positions, repeat(0.0)), added)
-        scores.update(zip(positions, added))
+        weight = {key: idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+                  for key, (count, length) in pair_of.items()}
+        return positions, list(map(weight.__getitem__, keys))
+
+    def _adjacent(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
+        """Positions holding the tokens of `phrase` adjacent, with (phrase count, turn length)."""
+        # A \w+ token that FTS5 splits ('e_mail') is a phrase: its tokens must be adjacent. Rare,
+        # so the candidate turns are split again rather than every turn's positions being kept.
+        candidates = set(space.postings.get(phrase[0], ([], []))[0])
+        for term in phrase[1:]:
+            candidates.intersection_update(space.postings.get(term, ([], []))[0])
+        positions, pairs = [], []
+        ordered = sorted(candidates)
+        width = len(phrase)
+        for pos, toks in zip(ordered, self._split([space.rows[p][0] for p in ordered])):
+            count = sum(toks[i:i + width] == phrase for i in range(len(toks) - width + 1))
+            if count:
+                positions.append(pos)
+                pairs.append((count, len(toks)))
+        return positions, pairs
 
 
 class Fts5Bm25Backend:
