@@ -1,36 +1,201 @@
-"""bm25: Okapi BM25 over SQLite FTS5, the lexical baseline beside `keyword`.
+"""bm25: Okapi BM25 exactly as SQLite FTS5 ranks it, over an in-memory inverted index.
 
-Chosen over bm25s by measurement (bench notes in backends/README.md): FTS5 takes incremental
-adds at ~110k turns/s and answers a 10k-turn search in under 1 ms, while bm25s has no
-incremental add, so every add would rebuild its index (0.35 s at 10k turns). FTS5 also ships
-with Python's sqlite3, so this backend needs nothing installed.
+The lexical baseline beside `keyword`. Ranking is FTS5's: a query is its word tokens (`\\w+`,
+lower-cased, unique), each one an FTS5 phrase, OR-ed; a turn's score is FTS5's bm25() (k1 = 1.2,
+b = 0.75, IDF floored at 1e-6, document length in FTS5 tokens), computed over the namespace
+alone; ties go to the newer timestamp, then to insertion order (FTS5's ORDER BY bm25, timestamp
+DESC, rowid). Turns and query phrases are split by SQLite's own unicode61 tokenizer, so both
+sides see FTS5's tokens.
 
-Each namespace is its own FTS5 table, so BM25's document frequencies and average length are
-computed over that namespace alone: another namespace can change neither hits nor scores.
-FTS5's bm25() uses k1 = 1.2, b = 0.75 and is lower-is-better; a Hit's score is its negation.
-A query is its word tokens, each double-quoted (raw text breaks MATCH syntax: '-', ':', '"',
-AND/OR/NOT), joined with OR, since BM25 ranks any turn that shares a term.
+Why not FTS5 itself: at 10k turns a search matched thousands of rows, and SQLite computed
+bm25() for each (a docsize lookup and an instance walk per row) and fetched each row's content
+to sort by timestamp, well over the 5 ms a search may take (`python bench/backend_latency.py
+--backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs in Python over
+posting lists, only for turns that share a term, and the top k is picked without sorting every
+match. Fts5Bm25Backend below is the FTS5 backend this replaced; tests/test_backends.py checks
+the two agree Hit for Hit, every score to the bit, on random text, and the bench times both.
 """
 from __future__ import annotations
 
 import json
+import math
+import re
 import sqlite3
 import threading
+from collections import Counter
+from itertools import repeat
+from operator import add
 
 from backends import check_settings
-from backends.keyword import tokens
+from backends.keyword import TieOrder, tokens
 from interface import Hit, MemoryItem
 
 TOKENIZER = "unicode61 remove_diacritics 2"
+K1, B = 1.2, 0.75  # FTS5's bm25() constants (sqlite ext/fts5/fts5_aux.c)
+# unicode61's token characters in ASCII are letters and digits, folded to lower case: an ASCII
+# text is split here without a round trip to SQLite (a test checks this against SQLite).
+ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _sqlite_desc(stamp: str) -> tuple:
+    """Sort key for SQLite's `ORDER BY timestamp DESC`: code points reversed, and a string
+    before its own prefixes (the terminator 1 sorts after every negated code point)."""
+    return tuple(-ord(ch) for ch in stamp) + (1,)
+
+
+class _Namespace:
+    """One namespace: stored turns, FTS5 token counts, and term -> postings."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str]] = []   # (text, item_id, timestamp)
+        self.lengths: list[int] = []                 # FTS5 tokens per turn
+        self.total_tokens = 0
+        self.order = TieOrder(_sqlite_desc)
+        # term -> (positions, pair id per position). A pair is (count in turn, turn length),
+        # all a term's bm25 weight depends on besides the IDF, so a search computes each
+        # distinct pair's weight once; ids are small ints because tuples rehash on every lookup.
+        self.postings: dict[str, tuple[list[int], list[int]]] = {}
+        self.pair_ids: dict[tuple[int, int], int] = {}
+        self.pairs: list[tuple[int, int]] = []
+
+    def pair_id(self, count: int, length: int) -> int:
+        """The id of (count, length), registered on first use."""
+        pid = self.pair_ids.get((count, length))
+        if pid is None:
+            pid = self.pair_ids[(count, length)] = len(self.pairs)
+            self.pairs.append((count, length))
+        return pid
 
 
 class Bm25Backend:
-    """One in-memory SQLite database; one FTS5 table per namespace; a lock serialises calls."""
+    """An inverted index per namespace; SQLite (in memory) only splits text into FTS5 tokens."""
     name = "bm25"
 
     def __init__(self) -> None:
         # check_same_thread=False because the harness searches from worker threads; the lock
-        # below is what makes that safe (one connection is not safe for concurrent use).
+        # below is what makes that safe (one connection is not safe for concurrent use), and it
+        # also keeps a search from seeing a half-added turn.
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._lock = threading.Lock()
+        # A contentless FTS5 table is only a tokenizer: rows go in, fts5vocab reads their tokens
+        # back in order, 'delete-all' empties it.
+        self._db.execute(f"CREATE VIRTUAL TABLE split USING fts5(text, content='', tokenize='{TOKENIZER}')")
+        self._db.execute("CREATE VIRTUAL TABLE split_tokens USING fts5vocab(split, 'instance')")
+        self._spaces: dict[str, _Namespace] = {}
+        self.version = (f"bm25-fts5 2.0 (FTS5 bm25() k1=1.2 b=0.75 in Python over sqlite "
+                        f"{sqlite3.sqlite_version} {TOKENIZER} tokens)")
+
+    def _split(self, texts: list[str]) -> list[list[str]]:
+        """Each text's FTS5 tokens, in order. Call with the lock held."""
+        out: list[list[str]] = []
+        slow: list[tuple[int, str]] = []
+        for i, text in enumerate(texts):
+            if text.isascii():
+                out.append(ASCII_TOKEN.findall(text.lower()))
+            else:
+                out.append([])
+                slow.append((i, text))
+        if slow:
+            try:
+                self._db.executemany("INSERT INTO split(rowid, text) VALUES (?, ?)", slow)
+                for i, term in self._db.execute("SELECT doc, term FROM split_tokens ORDER BY doc, offset"):
+                    out[i].append(term)
+            finally:
+                self._db.execute("INSERT INTO split(split) VALUES ('delete-all')")
+                self._db.commit()  # the scratch table's writes stay out of one endless transaction
+        return out
+
+    def reset(self, namespace: str) -> None:
+        with self._lock:
+            self._spaces.pop(namespace, None)  # drop the index, not just its rows
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        with self._lock:
+            split = self._split([it.text for it in items])  # before any change: a bad text adds nothing
+            space = self._spaces.setdefault(namespace, _Namespace())
+            for it, toks in zip(items, split):
+                stamp = it.metadata.get("timestamp", "")
+                pos = space.order.append(stamp)
+                space.rows.append((it.text, it.item_id, stamp))
+                space.lengths.append(len(toks))
+                space.total_tokens += len(toks)
+                for term, count in Counter(toks).items():
+                    positions, pids = space.postings.setdefault(term, ([], []))
+                    positions.append(pos)
+                    pids.append(space.pair_id(count, len(toks)))
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None  # synchronous: searchable as soon as add returns
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        terms = list(dict.fromkeys(tokens(query)))  # unique, in query order: the old MATCH phrases
+        if k < 1 or not terms:
+            return []
+        with self._lock:
+            space = self._spaces.get(namespace)
+            if space is None or not space.rows:
+                return []
+            scores: dict[int, float] = {}
+            for phrase in self._split(terms):
+                positions, added = self._phrase_terms(space, phrase)
+                # scores[pos] = scores.get(pos, 0.0) + term, phrase after phrase as FTS5 sums
+                # them, with the loop in C (a phrase lists each position once, so each is read
+                # before it is written). A phrase a turn lacks adds 0.0 in FTS5: no change.
+                if scores:
+                    added = map(add, map(scores.get, positions, repeat(0.0)), added)
+                scores.update(zip(positions, added))
+            best = space.order.top(scores, k)
+            rows = space.rows
+        return [Hit(text=rows[p][0], score=scores[p], source_ids=(rows[p][1],), timestamp=rows[p][2])
+                for p in best]
+
+    def _phrase_terms(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[float]]:
+        """The positions holding the phrase, and each one's bm25 term for it (fts5Bm25Function)."""
+        keys: list  # per position, what its term depends on besides the IDF: a pair or its id
+        if len(phrase) == 1:
+            positions, keys = space.postings.get(phrase[0], ([], []))
+            pair_of = {pid: space.pairs[pid] for pid in set(keys)}
+        elif phrase:
+            positions, keys = self._adjacent(space, phrase)
+            pair_of = {pair: pair for pair in set(keys)}
+        else:
+            return [], []  # a token with no FTS5 token in it ('_') is an empty phrase: no match
+        if not positions:
+            return [], []
+        n_rows = len(space.rows)
+        avgdl = space.total_tokens / n_rows
+        idf = math.log((n_rows - len(positions) + 0.5) / (len(positions) + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        # The same operations in the same order as FTS5's C, so every score is the same double.
+        weight = {key: idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+                  for key, (count, length) in pair_of.items()}
+        return positions, list(map(weight.__getitem__, keys))
+
+    def _adjacent(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
+        """Positions holding the tokens of `phrase` adjacent, with (phrase count, turn length)."""
+        # A \w+ token that FTS5 splits ('e_mail') is a phrase: its tokens must be adjacent. Rare,
+        # so the candidate turns are split again rather than every turn's positions being kept.
+        candidates = set(space.postings.get(phrase[0], ([], []))[0])
+        for term in phrase[1:]:
+            candidates.intersection_update(space.postings.get(term, ([], []))[0])
+        positions, pairs = [], []
+        ordered = sorted(candidates)
+        width = len(phrase)
+        for pos, toks in zip(ordered, self._split([space.rows[p][0] for p in ordered])):
+            count = sum(toks[i:i + width] == phrase for i in range(len(toks) - width + 1))
+            if count:
+                positions.append(pos)
+                pairs.append((count, len(toks)))
+        return positions, pairs
+
+
+class Fts5Bm25Backend:
+    """The FTS5 backend Bm25Backend replaced, kept as the reference that tests and
+    bench/backend_latency.py compare it against: one FTS5 table per namespace, ranked by SQLite."""
+    name = "bm25-fts5"
+
+    def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._lock = threading.Lock()
         self._tables: dict[str, str] = {}
@@ -60,7 +225,7 @@ class Bm25Backend:
             self._db.commit()
 
     def flush(self, namespace: str, timeout_s: float) -> None:
-        return None  # synchronous: a committed insert is searchable at once
+        return None
 
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
         terms = list(dict.fromkeys(tokens(query)))  # unique, in query order
@@ -71,7 +236,6 @@ class Bm25Backend:
             if namespace not in self._tables:
                 return []
             table = self._tables[namespace]
-            # Ties: newer timestamp first, then insertion order, as in `keyword`.
             rows = self._db.execute(
                 f"SELECT text, item_id, timestamp, bm25({table}) AS s FROM {table} "
                 f"WHERE {table} MATCH ? ORDER BY s, timestamp DESC, rowid LIMIT ?",

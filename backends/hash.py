@@ -11,15 +11,19 @@ from __future__ import annotations
 import threading
 
 from backends import check_settings
-from backends._embed import HashEmbedder, rank_key
+from backends._embed import HashEmbedder
+from backends.keyword import TieOrder, neg_time
 from interface import Hit, InputError, MemoryItem
 
 
 class _Namespace:
-    """Items, their sparse vectors and an inverted index bucket -> [(position, value)]."""
+    """Items, their tie order and an inverted index bucket -> [(position, value)]."""
 
     def __init__(self) -> None:
         self.items: list[MemoryItem] = []
+        # The tie-break of _embed.rank_key (newer timestamp, then insertion order), applied
+        # without sorting every scored item: nearly every item shares a bucket with a query.
+        self.order = TieOrder(neg_time)
         self.postings: dict[int, list[tuple[int, float]]] = {}
 
 
@@ -37,14 +41,14 @@ class HashBackend:
 
     def reset(self, namespace: str) -> None:
         with self._lock:
-            self._spaces[namespace] = _Namespace()
+            self._spaces.pop(namespace, None)  # drop the index, not just its items
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         vectors = self._embedder.passages([it.text for it in items])
         with self._lock:
             space = self._spaces.setdefault(namespace, _Namespace())
             for it, vec in zip(items, vectors):
-                pos = len(space.items)
+                pos = space.order.append(it.metadata.get("timestamp", ""))
                 space.items.append(it)
                 for idx, val in vec.items():
                     space.postings.setdefault(idx, []).append((pos, val))
@@ -66,11 +70,9 @@ class HashBackend:
                 for pos, val in space.postings.get(idx, ()):
                     scores[pos] = scores.get(pos, 0.0) + qv * val
             items = space.items
-            ranked = sorted(scores.items(), key=lambda pv: rank_key(
-                pv[1], items[pv[0]].metadata.get("timestamp", ""), pv[0]))
-            return [Hit(text=items[pos].text, score=score, source_ids=(items[pos].item_id,),
+            return [Hit(text=items[pos].text, score=scores[pos], source_ids=(items[pos].item_id,),
                         timestamp=items[pos].metadata.get("timestamp", ""))
-                    for pos, score in ranked[:k]]
+                    for pos in space.order.top(scores, k)]
 
 
 def create(settings: dict, config: dict) -> HashBackend:

@@ -3,11 +3,21 @@
 Score = token overlap between query and turn (each query token counted at most as often as it
 occurs in the query); ties broken by the newer timestamp, then by insertion order. It is meant
 to be a floor that anyone can reproduce byte for byte, not a good retriever.
+
+Search goes through an inverted index built in add(), so it touches only the turns that share a
+query token, and picks the top k without sorting every match (TieOrder below). The hits are the
+ones the original full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
+tests/test_backends.py compares with the index on random data and bench/backend_latency.py times.
 """
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
+import threading
 from collections import Counter
+from itertools import islice
+from typing import Callable, Hashable
 
 from backends import check_settings
 from interface import Hit, MemoryItem
@@ -20,10 +30,141 @@ def tokens(text: str) -> list[str]:
     return [t.lower() for t in TOKEN.findall(text)]
 
 
+def neg_time(stamp: str) -> tuple:
+    """Sort key that puts newer ISO timestamps first (ascending order = newest first)."""
+    # ISO strings of one dataset share a format, so a reversed string order is "newer first"
+    # without parsing; encode as negated code points for an ascending sort. A string sorts
+    # before the longer strings it is a prefix of: the scan this backend replaced did so.
+    return tuple(-ord(ch) for ch in stamp)
+
+
+class TieOrder:
+    """Positions 0, 1, 2, ... with a timestamp key each; the top k of a score map without a full sort."""
+
+    # Positions that share a timestamp share one key object, so the distinct keys are few (one per
+    # session in run.py) and are kept sorted as they arrive; each key's positions are appended in
+    # order. A query token as common as "the" can tie thousands of turns at the k-th score: those
+    # ties are then taken by walking the keys in order, not by comparing thousands of key tuples
+    # (comparing them would be most of the search's time).
+
+    def __init__(self, stamp_key: Callable[[str], Hashable]) -> None:
+        self._stamp_key = stamp_key
+        self._by_stamp: dict[str, Hashable] = {}   # timestamp -> its key, one object per stamp
+        self._groups: dict[Hashable, list[int]] = {}
+        self._keys_sorted: list = []
+        self.keys: list = []                        # position -> key
+
+    def append(self, stamp: str) -> int:
+        """Register the next position with this timestamp; returns the position."""
+        key = self._by_stamp.get(stamp)
+        if key is None:
+            key = self._by_stamp[stamp] = self._stamp_key(stamp)
+            self._groups[key] = []
+            bisect.insort(self._keys_sorted, key)
+        pos = len(self.keys)
+        self.keys.append(key)
+        self._groups[key].append(pos)
+        return pos
+
+    def top(self, scores: dict[int, float], k: int) -> list[int]:
+        """The first k positions of `scores` sorted by (higher score, smaller key, smaller position)."""
+        if len(scores) > k:
+            kth = heapq.nlargest(k, scores.values())[-1]
+            ties = [p for p, s in scores.items() if s >= kth]
+            chosen = [p for p in ties if scores[p] > kth]  # fewer than k of them
+            if chosen:
+                ties = [p for p in ties if scores[p] == kth]
+            need = k - len(chosen)
+            # Walking the key order visits about need * n / len(ties) positions; comparing the
+            # ties costs len(ties). Both give the same positions: pick the cheaper.
+            if need < len(ties) and len(ties) * len(ties) > need * len(self.keys):
+                chosen += self._first(set(ties), need)
+            else:
+                keys = self.keys
+                chosen += heapq.nsmallest(need, ties, key=lambda p: (keys[p], p))
+        else:
+            chosen = list(scores)
+        keys = self.keys
+        return sorted(chosen, key=lambda p: (-scores[p], keys[p], p))
+
+    def _first(self, wanted: set[int], n: int) -> list[int]:
+        """The first n positions of `wanted` in (key, position) order."""
+        out: list[int] = []
+        for key in self._keys_sorted:
+            out += islice(filter(wanted.__contains__, self._groups[key]), n - len(out))
+            if len(out) == n:
+                break
+        return out
+
+
+class _Namespace:
+    """One namespace: its items, their tie order, and token -> postings by count level."""
+
+    def __init__(self) -> None:
+        self.items: list[MemoryItem] = []
+        self.order = TieOrder(neg_time)
+        # levels[token][j] lists, in insertion order, the positions whose turn holds the token at
+        # least j + 1 times. A query holding it c times adds 1 per level up to c, which sums to
+        # min(count in turn, c), and Counter.update counts a whole list in C.
+        self.levels: dict[str, list[list[int]]] = {}
+
+
 class KeywordBackend:
-    """Token-overlap search over an in-memory list per namespace."""
+    """Token-overlap search through an in-memory inverted index per namespace."""
     name = "keyword"
-    version = "keyword-overlap 1.0"
+    version = "keyword-overlap 1.0"  # the index returns the scan's hits, so results are unchanged
+
+    def __init__(self) -> None:
+        self._spaces: dict[str, _Namespace] = {}
+        # add mutates the index while search reads it: one lock keeps a search from seeing a
+        # half-appended posting list (run.py searches from worker threads).
+        self._lock = threading.Lock()
+
+    def reset(self, namespace: str) -> None:
+        with self._lock:
+            self._spaces.pop(namespace, None)  # drop the index, not just its items
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        counted = [(it, Counter(tokens(it.text))) for it in items]
+        with self._lock:
+            space = self._spaces.setdefault(namespace, _Namespace())
+            for it, counts in counted:
+                pos = space.order.append(it.metadata.get("timestamp", ""))
+                space.items.append(it)
+                for tok, c in counts.items():
+                    levels = space.levels.setdefault(tok, [])
+                    while len(levels) < c:
+                        levels.append([])
+                    for level in levels[:c]:
+                        level.append(pos)
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None  # synchronous: searchable as soon as add returns
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
+        q = Counter(tokens(query))
+        with self._lock:
+            space = self._spaces.get(namespace)
+            if space is None:
+                return []
+            overlap: Counter = Counter()
+            for tok, c in q.items():
+                for level in space.levels.get(tok, ())[:c]:
+                    overlap.update(level)
+            best = space.order.top(overlap, k)
+            items = space.items
+        return [Hit(text=items[p].text, score=float(overlap[p]), source_ids=(items[p].item_id,),
+                    timestamp=items[p].metadata.get("timestamp", ""))
+                for p in best]
+
+
+class ScanKeywordBackend:
+    """The full scan KeywordBackend replaced, kept as the reference that tests and
+    bench/backend_latency.py compare it against: every turn scored, every match sorted."""
+    name = "keyword-scan"
+    version = KeywordBackend.version
 
     def __init__(self) -> None:
         self._store: dict[str, list[tuple[MemoryItem, Counter]]] = {}
@@ -35,25 +176,26 @@ class KeywordBackend:
         self._store.setdefault(namespace, []).extend((it, Counter(tokens(it.text))) for it in items)
 
     def flush(self, namespace: str, timeout_s: float) -> None:
-        return None  # synchronous: searchable as soon as add returns
+        return None
 
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
         q = Counter(tokens(query))
         scored = []
         for order, (it, doc) in enumerate(self._store.get(namespace, [])):
             overlap = sum(min(c, q[t]) for t, c in doc.items())
             if overlap:
                 # Sort key: more overlap, then newer timestamp, then earlier insertion.
-                scored.append((-overlap, _neg_time(it.metadata.get("timestamp", "")), order, it))
+                scored.append((-overlap, _scan_neg_time(it.metadata.get("timestamp", "")), order, it))
         scored.sort(key=lambda x: x[:3])
         return [Hit(text=it.text, score=float(-neg), source_ids=(it.item_id,),
                     timestamp=it.metadata.get("timestamp", ""))
                 for neg, _, _, it in scored[:k]]
 
 
-def _neg_time(stamp: str) -> tuple:
-    # ISO strings of one dataset share a format, so a reversed string order is "newer first"
-    # without parsing; encode as negated code points for an ascending sort.
+def _scan_neg_time(stamp: str) -> tuple:
+    # The scan's own copy of neg_time, so that a change to the index's key cannot hide.
     return tuple(-ord(ch) for ch in stamp)
 
 

@@ -6,11 +6,15 @@ Small data only: the vector backends use wordllama (fast) unless a test is about
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
+import random
 import re
+import sqlite3
 import sys
 import threading
+import tracemalloc
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
@@ -19,7 +23,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
-from interface import InputError, MemoryItem, session_items  # noqa: E402
+from backends._embed import HashEmbedder, rank_key  # noqa: E402
+from backends.bm25 import Fts5Bm25Backend  # noqa: E402
+from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
+from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -118,6 +125,10 @@ def _needs(*modules: str) -> None:
         pytest.importorskip(m, reason=f"{m} not installed (pip install -r backends/requirements-*.txt)")
 
 
+def make_keyword(tmp_path):
+    return load_backend("keyword", config(tmp_path, {}))
+
+
 def make_hash(tmp_path):
     return load_backend("hash", config(tmp_path, {}))
 
@@ -146,8 +157,8 @@ def make_mem0(tmp_path):
     return load_backend("mem0", config(tmp_path, {"mem0": {"model": "wordllama"}}))
 
 
-RAW = {"hash": make_hash, "bm25": make_bm25, "dense": make_dense, "chroma": make_chroma,
-       "chroma_persistent": make_chroma_persistent, "mem0": make_mem0}
+RAW = {"keyword": make_keyword, "hash": make_hash, "bm25": make_bm25, "dense": make_dense,
+       "chroma": make_chroma, "chroma_persistent": make_chroma_persistent, "mem0": make_mem0}
 
 
 @pytest.fixture(params=sorted(RAW))
@@ -250,7 +261,7 @@ def test_version_names_library_and_model(raw_backend):
 # Determinism and hand-checked rankings of the reference backends
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hash", "bm25"])
+@pytest.mark.parametrize("name", ["keyword", "hash", "bm25"])
 def test_reference_backends_are_deterministic(name, tmp_path):
     runs = []
     for _ in range(2):
@@ -261,7 +272,6 @@ def test_reference_backends_are_deterministic(name, tmp_path):
 
 
 def test_hash_vectors_are_stable_across_processes():
-    from backends._embed import HashEmbedder
     v = HashEmbedder(64).query("billing Postgres")
     # Pinned: blake2b is the same everywhere, unlike Python's salted hash().
     assert sorted(v) == sorted(HashEmbedder(64).query("Billing  postgres!"))
@@ -290,6 +300,181 @@ def test_bm25_statistics_are_per_namespace(tmp_path):
     load(crowded, "ns", ITEMS_A)
     load(crowded, "other", [MemoryItem(f"x{i}", "billing billing Postgres", {}) for i in range(50)])
     assert alone.search("ns", "billing Postgres 16", 5) == crowded.search("ns", "billing Postgres 16", 5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Indexed search against the full scans it replaced: random data with many ties
+# ---------------------------------------------------------------------------------------------
+
+# Few words, so most turns tie; case and accent variants that fold together; tokens that \w+
+# keeps whole but FTS5 splits ('e_mail', 'ﬁle') or drops ('_'); digits from other scripts.
+WORDS = ["billing", "Billing", "postgres", "the", "a", "café", "cafe", "CAFÉ", "naïve", "straße",
+         "日本", "ǅemal", "x²", "e_mail", "e", "mail", "_", "foo_bar_foo", "foo", "42", "١٢",
+         "İstanbul", "ﬁle", "Ωmega"]
+SEPARATORS = [" ", " ", ", ", "! ", "-", "'", "\t", " — ", ": ", "\x00"]
+# Repeated stamps, and stamps that are prefixes of others: both tie-breaks must agree on them.
+STAMPS = ["2026-03-02T10:00:00Z", "2026-03-02T10:00:00Z", "2026-03-02T10:00:00", "2026-03-02",
+          "2026", "", "2026-03-02T09:59:59Z", "2025-12-31T23:59:59Z", "2026-03-02T10:00:00Z+"]
+
+
+def random_text(rng: random.Random, most: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(0, most))]
+    return "".join(w + rng.choice(SEPARATORS) for w in words).strip(" ")
+
+
+def random_items(rng: random.Random, prefix: str, n: int) -> list[MemoryItem]:
+    out = []
+    for i in range(n):
+        meta = {"session_id": "s"} if rng.random() < 0.05 else {"timestamp": rng.choice(STAMPS)}
+        out.append(MemoryItem(f"{prefix}{i}", random_text(rng, 7), meta))
+    return out
+
+
+def replay(backend, reference, seed: int, steps: int) -> int:
+    """Random adds, resets and searches over three namespaces, each search asked of both
+    backends; returns how many searches matched Hit for Hit (all of them, or it fails)."""
+    rng = random.Random(seed)
+    spaces = ["ns-a", "ns-b", "ns-c"]
+    for b in (backend, reference):
+        for ns in spaces:
+            b.reset(ns)
+    searches = 0
+    for step in range(steps):
+        ns = rng.choice(spaces)
+        roll = rng.random()
+        if roll < 0.25:
+            batch = random_items(rng, f"{ns}-{step}-", rng.randint(1, 40))
+            backend.add(ns, batch)
+            reference.add(ns, batch)
+        elif roll < 0.27:
+            backend.reset(ns)
+            reference.reset(ns)
+        else:
+            query = random_text(rng, 5) if rng.random() < 0.9 else rng.choice(["", "?!", "_", "zzz"])
+            k = rng.choice([0, 1, 1, 2, 3, 5, 10, 40, 1000])
+            got, want = backend.search(ns, query, k), reference.search(ns, query, k)
+            assert got == want, f"step {step}: {ns} {query!r} k={k}"
+            searches += 1
+    return searches
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_keyword_index_equals_the_full_scan(seed, tmp_path):
+    assert replay(make_keyword(tmp_path), ScanKeywordBackend(), seed, 400) > 250
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bm25_index_equals_fts5(seed, tmp_path):
+    """Same hits in the same order, and every score the same double, as SQLite's FTS5."""
+    assert replay(make_bm25(tmp_path), Fts5Bm25Backend(), seed, 400) > 250
+
+
+class ScanHash:
+    """hash as it was ranked before its top-k: every item's cosine, every match sorted."""
+
+    def __init__(self) -> None:
+        self._embedder = HashEmbedder(1024)
+        self._store: dict[str, list[tuple[MemoryItem, dict]]] = {}
+
+    def reset(self, namespace: str) -> None:
+        self._store[namespace] = []
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        vectors = self._embedder.passages([it.text for it in items])
+        self._store.setdefault(namespace, []).extend(zip(items, vectors))
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1:
+            return []
+        q = self._embedder.query(query)
+        ranked = []
+        for pos, (it, vec) in enumerate(self._store.get(namespace, [])):
+            shared = [idx for idx in sorted(q) if idx in vec]
+            if shared:
+                score = 0.0
+                for idx in shared:  # the index's order of float additions
+                    score += q[idx] * vec[idx]
+                ranked.append((rank_key(score, it.metadata.get("timestamp", ""), pos), score, it))
+        ranked.sort(key=lambda r: r[0])
+        return [Hit(text=it.text, score=score, source_ids=(it.item_id,), timestamp=it.metadata.get("timestamp", ""))
+                for _, score, it in ranked[:k]]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hash_top_k_equals_the_full_sort(seed, tmp_path):
+    assert replay(make_hash(tmp_path), ScanHash(), seed, 300) > 180
+
+
+@pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
+def test_index_equals_the_reference_on_a_large_namespace(name, tmp_path):
+    """2,000 turns and one- or two-word queries: hundreds of ties at the k-th score."""
+    backend = RAW[name](tmp_path)
+    reference = {"keyword": ScanKeywordBackend, "bm25": Fts5Bm25Backend, "hash": ScanHash}[name]()
+    rng = random.Random(11)
+    for b in (backend, reference):
+        b.reset("ns")
+    for start in range(0, 2000, 10):
+        batch = random_items(rng, f"t{start}-", 10)
+        backend.add("ns", batch)
+        reference.add("ns", batch)
+    for _ in range(40):
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2)))
+        for k in (1, 10, 100):
+            assert backend.search("ns", query, k) == reference.search("ns", query, k), (query, k)
+
+
+def test_bm25_splits_ascii_as_fts5_does(tmp_path):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    rng = random.Random(4)
+    texts = ["".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 60))) for _ in range(300)]
+    texts.append("".join(chr(i) for i in range(128)))
+    db.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts)))
+    want: list[list[str]] = [[] for _ in texts]
+    for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+        want[doc].append(term)
+    assert make_bm25(tmp_path)._split(texts) == want
+
+
+def test_tie_order_top_is_the_full_sort(monkeypatch):
+    """TieOrder.top picks what sorting every scored position would, whichever way it takes."""
+    walks = []
+    first = TieOrder._first
+    monkeypatch.setattr(TieOrder, "_first", lambda self, wanted, n: walks.append(n) or first(self, wanted, n))
+    rng = random.Random(5)
+    for trial in range(300):
+        order = TieOrder(neg_time)
+        stamps = [rng.choice(STAMPS) for _ in range(rng.randint(1, 400))]
+        for stamp in stamps:
+            order.append(stamp)
+        spread = rng.choice([1, 2, 3, 1000])  # 1: everything ties; 1000: few ties
+        scores = {p: float(rng.randint(1, spread)) for p in rng.sample(range(len(stamps)), rng.randint(0, len(stamps)))}
+        k = rng.choice([1, 2, 5, 10, 50, 500])
+        want = sorted(scores, key=lambda p: (-scores[p], neg_time(stamps[p]), p))[:k]
+        assert order.top(scores, k) == want, f"trial {trial}"
+    assert walks, "no trial took the walk over the key order"
+
+
+@pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
+def test_reset_frees_the_namespace(name, tmp_path):
+    """After reset the index of that namespace is gone from memory, not only emptied."""
+    b = RAW[name](tmp_path)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        # Made while traced and dropped here, so that only the backend can keep them alive.
+        b.add("big", random_items(random.Random(9), "m", 3000))
+        b.add("small", ITEMS_B)
+        grown = tracemalloc.get_traced_memory()[0] - base
+        b.reset("big")
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown > 100_000 and left < grown * 0.05, (grown, left)
+    assert b.search("big", "billing cafe the", 10) == []
+    assert b.search("small", "pizza dough", 1)[0].source_ids == ("b1",)
 
 
 # ---------------------------------------------------------------------------------------------
