@@ -271,6 +271,7 @@ class Workers:
     def __init__(self, n: int) -> None:
         self._todo: queue.SimpleQueue = queue.SimpleQueue()
         self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._stopped = threading.Event()
         self.pending = 0
         for _ in range(n):
             threading.Thread(target=self._work, daemon=True).start()
@@ -278,9 +279,12 @@ class Workers:
     def _work(self) -> None:
         while True:
             tag, fn, args = self._todo.get()
+            if self._stopped.is_set():
+                continue  # a call raised (a refused key): send nothing more, the stage is stopping
             try:
                 self._done.put((tag, fn(*args), None))
             except BaseException as e:  # handed to the main thread, which re-raises it
+                self._stopped.set()
                 self._done.put((tag, None, e))
 
     def submit(self, tag: Any, fn: Callable, *args: Any) -> None:

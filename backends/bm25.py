@@ -70,6 +70,7 @@ class _Namespace:
 class Bm25Backend:
     """An inverted index per namespace; SQLite (in memory) only splits text into FTS5 tokens."""
     name = "bm25"
+    deterministic = True  # exact arithmetic and a fixed tie order: the same adds give the same hits
 
     def __init__(self) -> None:
         # check_same_thread=False because the harness searches from worker threads; the lock
@@ -244,7 +245,12 @@ class Fts5Bm25Backend:
                 for text, item_id, stamp, s in rows]
 
 
-def create(settings: dict, config: dict) -> Bm25Backend:
+def settings(section: dict) -> dict:
     """The bm25 backend takes no settings."""
-    check_settings(settings, {}, "bm25")
+    return check_settings(section, {}, "bm25")
+
+
+def create(section: dict, config: dict) -> Bm25Backend:
+    """BM25 over its own index."""
+    settings(section)
     return Bm25Backend()

@@ -30,6 +30,7 @@ class _Namespace:
 class HashBackend:
     """Exact cosine over sparse hashed vectors, searched through an inverted index."""
     name = "hash"
+    deterministic = True  # a fixed hash and exact search: the same adds give the same hits
 
     def __init__(self, dim: int = 1024) -> None:
         self._embedder = HashEmbedder(dim)
@@ -75,9 +76,14 @@ class HashBackend:
                     for pos in space.order.top(scores, k)]
 
 
-def create(settings: dict, config: dict) -> HashBackend:
-    """Settings: dim (int, default 1024), the number of hash buckets."""
-    s = check_settings(settings, {"dim": ((int,), 1024)}, "hash")
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: dim (int, default 1024), the number of buckets."""
+    s = check_settings(section, {"dim": ((int,), 1024)}, "hash")
     if s["dim"] < 2:
         raise InputError(f"config: key 'backends.hash.dim' must be at least 2, got {s['dim']}")
-    return HashBackend(dim=s["dim"])
+    return s
+
+
+def create(section: dict, config: dict) -> HashBackend:
+    """Hashed bag-of-words vectors, exact cosine search."""
+    return HashBackend(dim=settings(section)["dim"])

@@ -170,3 +170,31 @@ def test_progress_line_format_off_and_on_a_terminal():
     p.update(1, errors=0, cached=0)
     p.close()
     assert tty.getvalue().startswith("\r\033[K") and tty.getvalue().endswith("\n")
+
+
+def test_a_deterministic_backend_is_ingested_once_for_all_repeats_and_another_per_repeat(tmp_path, fake_llm,
+                                                                                        config, monkeypatch):
+    import backends.keyword
+    resets = []
+    original = backends.keyword.KeywordBackend.reset
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "reset",
+                        lambda self, ns: resets.append(ns) or original(self, ns))
+    assert run_system(config, "keyword", tmp_path / "k.jsonl", "--repeat", "3") == 0
+    cases = len(load_dataset(TINY))
+    assert len(resets) == 2 * cases  # one reset before each case's ingestion, one releasing it
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "deterministic", False)
+    resets.clear()
+    assert run_system(config, "keyword", tmp_path / "k2.jsonl", "--repeat", "3") == 0
+    assert len(resets) == 2 * cases * 3
+
+
+def test_check_config_checks_every_backend_section(tmp_path, capsys):
+    from interface import _main as interface_main
+    for section, key in (({"hash": {"dim": 1}}, "backends.hash.dim"), ({"dense": {"model": "bert"}}, "backends.dense.model"),
+                         ({"keyword": {"k1": 1.2}}, "backends.keyword.k1"),
+                         ({"chroma_http": {"adapter": "http", "base_url": "http://127.0.0.1:9", "results_layout": "grid"}},
+                          "backends.http.results_layout")):
+        cfg = write_config(tmp_path, backends=section)
+        assert run_cli(interface_main, ["check-config", cfg]) == 2
+        assert key in capsys.readouterr().err
+    assert run_cli(interface_main, ["check-config", write_config(tmp_path)]) == 0
