@@ -387,68 +387,78 @@ def score_system(pairs: list[tuple[dict, dict | None]], rows: list[dict] | None 
 # Between systems: paired differences, gap closed, the noise floor, the detectable difference
 # ---------------------------------------------------------------------------------------------
 
-def correct_by_cluster(rows: list[dict], keep) -> tuple[dict, dict]:
-    """Per cluster: number correct and number graded, over the rows keep() selects."""
-    hits, counts = defaultdict(int), defaultdict(int)
-    for x in rows:
-        if x["correct"] is not None and keep(x):
-            hits[x["cluster"]] += x["correct"]
-            counts[x["cluster"]] += 1
-    return hits, counts
+class BudgetStats:
+    """Every bootstrap statistic of one budget from one pass over its resamples: per cluster, the
+    correct answers of each system and repeat on each selection of questions (answerable,
+    unanswerable, each type) and the number of questions in each selection, totalled in every
+    resample by a single matrix product. Within a budget every system holds the same questions
+    (interface.load_comparison), so a paired difference is a difference of totals."""
+
+    def __init__(self, rows: dict, selections: dict, resamples: int, seed: int) -> None:
+        self.boot = ClusterBootstrap(sorted({x["cluster"] for xs in rows.values() for x in xs}), resamples, seed)
+        columns, self.hits, self.counts, self.index = [], {}, {}, {}
+        for sel, keep in selections.items():
+            graded = {key: [x for x in xs if x["correct"] is not None and keep(x)] for key, xs in rows.items()}
+            counts = Counter(x["cluster"] for x in next(iter(graded.values())))
+            if any(Counter(x["cluster"] for x in xs) != counts for xs in graded.values()):
+                raise RuntimeError(f"systems graded different questions in selection {sel!r}")  # a contract bug
+            self.counts[sel] = counts
+            self.index[sel] = len(columns)
+            columns.append(self.boot.column(counts))
+            for key, xs in graded.items():
+                self.hits[key, sel] = Counter(x["cluster"] for x in xs if x["correct"])
+                self.index[key, sel] = len(columns)
+                columns.append(self.boot.column(self.hits[key, sel]))
+        self.t = self.boot.totals(np.column_stack(columns)) if columns else None
+
+    def _t(self, key) -> np.ndarray:
+        return self.t[:, self.index[key]]
+
+    def paired(self, a, b, sel: str) -> dict | None:
+        """A's accuracy minus B's on the selection, over the same questions: the point and the
+        95% interval; no interval from a single cluster (resampling one cluster always draws it,
+        and a zero width would read as certainty)."""
+        n = sum(self.counts[sel].values())
+        if not n:
+            return None
+        point = (sum(self.hits[a, sel].values()) - sum(self.hits[b, sel].values())) / n
+        lo = hi = None
+        if len(self.counts[sel]) > 1:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                den = self._t(sel)
+                lo, hi = interval(np.where(den > 0, (self._t((a, sel)) - self._t((b, sel))) / den, np.nan))
+        return {"difference": point, "ci_low": lo, "ci_high": hi, "questions": n, "clusters": len(self.counts[sel])}
+
+    def gap_closed(self, key, none, oracle) -> dict:
+        """(system - none) / (oracle - none) on answerable questions, with its interval: how much
+        of the distance from no memory to perfect evidence a system covers, which reads the same
+        for a strong or a weak answer model."""
+        n = sum(self.counts["answerable"].values())
+        s, z, o = (sum(self.hits[k, "answerable"].values()) / n if n else None for k in (key, none, oracle))
+        if not n:
+            return {"gap_closed": None, "gap_closed_ci": None, "gap_closed_note": "no answerable question was graded"}
+        if o - z <= 0:
+            return {"gap_closed": None, "gap_closed_ci": None,
+                    "gap_closed_note": "not defined: the oracle control does not score above none"}
+        ts, tz, to = (self._t((k, "answerable")) for k in (key, none, oracle))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo, hi = interval(np.where(to > tz, (ts - tz) / (to - tz), np.nan))
+        return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi],
+                "gap_closed_note": None}
+
+    def minimum_detectable(self, key) -> dict:
+        """The smallest accuracy difference this dataset could tell from zero: the half-width of a
+        95% interval for the difference between two systems each as variable over clusters as
+        this one (z * sqrt(2) * the bootstrap SD of its accuracy). A paired design correlates the
+        two, so this errs on the wide side."""
+        if len(self.counts["answerable"]) < 2:
+            return {"value": None, "note": "needs at least two clusters of graded answerable questions"}
+        den = self._t("answerable")
+        acc = self._t((key, "answerable"))[den > 0] / den[den > 0]
+        return {"value": float(Z95 * math.sqrt(2) * acc.std()), "note": None}
 
 
-def paired(boot: ClusterBootstrap, rows_a: list[dict], rows_b: list[dict], keep) -> dict | None:
-    """A's accuracy minus B's over the questions both graded that keep() selects: the point
-    (mean over questions) and the 95% interval from resampling clusters."""
-    b = {x["qid"]: x for x in rows_b if x["correct"] is not None and keep(x)}
-    diff, counts = defaultdict(int), defaultdict(int)
-    for x in rows_a:
-        if x["correct"] is not None and keep(x) and x["qid"] in b:
-            diff[x["cluster"]] += int(x["correct"]) - int(b[x["qid"]]["correct"])
-            counts[x["cluster"]] += 1
-    n = sum(counts.values())
-    if not n:
-        return None
-    lo, hi = ratio_interval(boot, diff, counts)
-    if len(counts) < 2:
-        lo = hi = None  # one cluster: resampling always draws it; zero width would read as certainty
-    return {"difference": sum(diff.values()) / n, "ci_low": lo, "ci_high": hi, "questions": n,
-            "clusters": len(counts)}
-
-
-def gap_closed(boot: ClusterBootstrap, rows: list[dict], none: list[dict], oracle: list[dict]) -> dict:
-    """(system - none) / (oracle - none) on answerable questions, with its interval: how much of
-    the distance from no memory to perfect evidence a system covers, which reads the same for a
-    strong or a weak answer model."""
-    cols = [correct_by_cluster(r, lambda x: x["answerable"]) for r in (rows, none, oracle)]
-    n = sum(cols[0][1].values())
-    if not n or sum(cols[1][1].values()) != n or sum(cols[2][1].values()) != n:
-        return {"gap_closed": None, "gap_closed_ci": None,
-                "gap_closed_note": "needs the none and oracle controls graded on the same answerable questions"}
-    s, z, o = (sum(c[0].values()) / n for c in cols)
-    if o - z <= 0:
-        return {"gap_closed": None, "gap_closed_ci": None,
-                "gap_closed_note": "not defined: the oracle control does not score above none"}
-    t = boot.totals(np.column_stack([boot.column(c[0]) for c in cols]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = interval(np.where(t[:, 2] > t[:, 1], (t[:, 0] - t[:, 1]) / (t[:, 2] - t[:, 1]), np.nan))
-    return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi], "gap_closed_note": None}
-
-
-def minimum_detectable(boot: ClusterBootstrap, rows: list[dict]) -> dict:
-    """The smallest accuracy difference this dataset could tell from zero: the half-width of a
-    95% interval for the difference between two systems each as variable over clusters as this
-    one (z * sqrt(2) * the bootstrap SD of its accuracy). A paired design correlates the two,
-    so this errs on the wide side."""
-    hits, counts = correct_by_cluster(rows, lambda x: x["answerable"])
-    if len(counts) < 2:
-        return {"value": None, "note": "needs at least two clusters of graded answerable questions"}
-    t = boot.totals(np.column_stack([boot.column(hits), boot.column(counts)]))
-    acc = t[:, 0][t[:, 1] > 0] / t[:, 1][t[:, 1] > 0]
-    return {"value": float(Z95 * math.sqrt(2) * acc.std()), "note": None}
-
-
-def repeat_metrics(boot: ClusterBootstrap, rows_by_repeat: dict) -> dict:
+def repeat_metrics(stats: BudgetStats, label: str, rows_by_repeat: dict) -> dict:
     """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat 0,
     paired over questions, with its interval (seed guide, section 9.3)."""
     accs = {r: mean([x["correct"] for x in rows if x["correct"] is not None and x["answerable"]])
@@ -457,7 +467,7 @@ def repeat_metrics(boot: ClusterBootstrap, rows_by_repeat: dict) -> dict:
         return {"repeats": len(accs), "repeat_accuracy": None, "noise_floor": None,
                 "noise_floor_note": "a single repeat: run with --repeat 2 or more to measure the noise floor"}
     values = [a for a in accs.values() if a is not None]
-    floor = paired(boot, rows_by_repeat[1], rows_by_repeat[0], lambda x: x["answerable"])
+    floor = stats.paired((label, 1), (label, 0), "answerable")
     return {"repeats": len(accs), "repeat_accuracy": {
                 "per_repeat": list(accs.values()), "mean": mean(values),
                 "sd": statistics.stdev(values) if len(values) > 1 else None,
@@ -473,27 +483,24 @@ def noise_half_width(system: dict) -> float | None:
     return max(abs(floor["ci_low"]), abs(floor["ci_high"]))
 
 
-def differences(systems: dict, rows: dict, baseline: str, boot: ClusterBootstrap) -> list[dict]:
+def differences(systems: dict, stats: BudgetStats, baseline: str, types: list[str]) -> list[dict]:
     """Each system against the baseline at one budget: the headline over answerable questions,
     per question type, and abstention (unanswerable questions) on its own; flagged when the
     difference is no larger than either system's noise floor."""
     out = []
-    base = rows[baseline]
-    floors = [w for w in (noise_half_width(systems[baseline]),) if w is not None]
-    types = sorted({x["type"] for x in base})
-    for label, own in rows.items():
-        if label == baseline:
+    base = (baseline, 0)
+    for label, system in systems.items():
+        if label == baseline or system["graded"] == 0:
             continue
-        d = paired(boot, own, base, lambda x: x["answerable"])
-        if d is None and not any(x["correct"] is not None for x in own):
-            continue
-        own_floor = [w for w in (noise_half_width(systems[label]),) if w is not None]
-        floor = max(floors + own_floor) if floors + own_floor else None
-        out.append({"system": label, "baseline": baseline, "budget": systems[label]["budget"],
+        own = (label, 0)
+        d = stats.paired(own, base, "answerable")
+        floors = [w for w in (noise_half_width(systems[baseline]), noise_half_width(system)) if w is not None]
+        floor = max(floors) if floors else None
+        out.append({"system": label, "baseline": baseline, "budget": system["budget"],
                     **(d or {"difference": None, "ci_low": None, "ci_high": None, "questions": 0, "clusters": 0}),
-                    "cases": len({x["case_id"] for x in own if x["correct"] is not None}),
-                    "abstention": paired(boot, own, base, lambda x: not x["answerable"]),
-                    "by_type": {t: paired(boot, own, base, lambda x, t=t: x["type"] == t) for t in types},
+                    "cases": system["cases"],
+                    "abstention": stats.paired(own, base, "unanswerable"),
+                    "by_type": {t: stats.paired(own, base, f"type:{t}") for t in types},
                     "noise_floor": floor,
                     "within_noise_floor": None if floor is None or d is None else abs(d["difference"]) <= floor})
     return out
@@ -508,35 +515,35 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
     for r, v in pairs:
         row = {**question_row(r, v), "system": system_label(r, several)}
         by_label[row["system"]][r["repeat"]].append((r, v, row))
-    budgets = sorted({r[BUDGET_FIELD] for r, _ in pairs})
-    base_name = baseline
     systems, diffs, questions, mdd = [], [], [], {}
-    for budget in budgets:
+    for budget in sorted({r[BUDGET_FIELD] for r, _ in pairs}):
         labels = sorted(l for l, reps in by_label.items() if reps[min(reps)][0][0][BUDGET_FIELD] == budget)
-        boot = ClusterBootstrap(sorted({row["cluster"] for l in labels for reps in by_label[l].values()
-                                        for _, _, row in reps}), resamples, seed)
-        scored, rows = {}, {}
+        rows = {(l, rep): [row for _, _, row in items] for l in labels for rep, items in by_label[l].items()}
+        types = sorted({x["type"] for xs in rows.values() for x in xs})
+        selections = {"answerable": lambda x: x["answerable"], "unanswerable": lambda x: not x["answerable"],
+                      **{f"type:{t}": (lambda x, t=t: x["type"] == t) for t in types}}
+        stats = BudgetStats(rows, selections, resamples, seed)
+        scored = {}
         for label in labels:
             reps = by_label[label]
-            first = reps[min(reps)]
-            rows[label] = [row for _, _, row in first]
-            rows_by_repeat = {rep: [row for _, _, row in items] for rep, items in reps.items()}
-            scored[label] = {"label": label, **score_system([(r, v) for r, v, _ in first], rows[label]),
-                             **repeat_metrics(boot, rows_by_repeat)}
-            questions += [{k: row[k] for k in ("system", "qid", "case_id", "type", "budget", "repeat", "verdict",
-                                              "by", "cause", "exact_match", "token_f1")}
-                          for items in reps.values() for _, _, row in items]
+            first = min(reps)
+            scored[label] = {"label": label, **score_system([(r, v) for r, v, _ in reps[first]], rows[label, first]),
+                             "cases": len({x["case_id"] for x in rows[label, first]}),
+                             **repeat_metrics(stats, label, {rep: rows[label, rep] for rep in reps})}
+            questions += [{k: x[k] for k in ("system", "qid", "case_id", "type", "budget", "repeat", "verdict",
+                                            "by", "cause", "exact_match", "token_f1")}
+                          for rep in reps for x in rows[label, rep]]
         none, oracle = (next((l for l in labels if scored[l]["backend"] == c), None) for c in ("none", "oracle"))
         for label in labels:
-            scored[label].update(gap_closed(boot, rows[label], rows[none], rows[oracle]) if none and oracle else
+            scored[label].update(stats.gap_closed((label, 0), (none, 0), (oracle, 0)) if none and oracle else
                                  {"gap_closed": None, "gap_closed_ci": None,
                                   "gap_closed_note": "needs both the none and oracle controls in the comparison"})
-        base_label = f"{base_name}@{budget}" if several else base_name
+        base_label = f"{baseline}@{budget}" if several else baseline
         if base_label not in scored:
             raise InputError(f"--baseline {baseline!r} is not among the systems at budget {budget}: "
                              f"{', '.join(sorted(s['backend'] for s in scored.values()))}")
-        diffs += differences(scored, rows, base_label, boot)
-        mdd[str(budget)] = minimum_detectable(boot, rows[base_label])
+        diffs += differences(scored, stats, base_label, types)
+        mdd[str(budget)] = stats.minimum_detectable((base_label, 0))
         systems += [scored[l] for l in labels]
     return systems, diffs, questions, mdd
 
