@@ -59,10 +59,13 @@ def installed_packages_sha256() -> str:
 def backend_entry(name: str, cfg: dict) -> dict:
     """Name, version and disclosures of one system, read from the backend object itself."""
     if name in CONTROL_NAMES:
-        return {"name": name, "version": "control", "internal_model": None, "flush_note": None}
+        return {"name": name, "version": "control", "internal_model": None, "flush_note": None,
+                "time_aware": False}
     b = load_backend(name, cfg)
     return {"name": b.name, "version": b.version, "internal_model": getattr(b, "internal_model", None),
-            "flush_note": getattr(b, "flush_note", None)}
+            "flush_note": getattr(b, "flush_note", None),
+            # as run.py decides it: the backend uses the date, and the config lets it
+            "time_aware": bool(cfg["time_aware_search"] and getattr(b, "uses_time", False))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         "served_model_info": server,
         "backends": backends,
         "notes": [f"{b['name']}: internal model {b['internal_model']}" for b in backends if b["internal_model"]]
-                 + [f"{b['name']}: {b['flush_note']}" for b in backends if b["flush_note"]],
+                 + [f"{b['name']}: {b['flush_note']}" for b in backends if b["flush_note"]]
+                 + [f"{b['name']}: searches with the question's date as now (time-aware)"
+                    for b in backends if b["time_aware"]],
     }
     path = os.path.join(a.out_dir, f"manifest-{cfg['run_id']}.json")
     write_json_atomic(path, manifest)

@@ -28,7 +28,7 @@ from operator import add
 
 from backends import check_settings
 from backends.keyword import TieOrder, tokens
-from interface import Hit, MemoryItem
+from interface import Hit, InputError, MemoryItem, parse_time
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 K1, B = 1.2, 0.75  # FTS5's bm25() constants (sqlite ext/fts5/fts5_aux.c)
@@ -72,7 +72,15 @@ class Bm25Backend:
     name = "bm25"
     deterministic = True  # exact arithmetic and a fixed tie order: the same adds give the same hits
 
-    def __init__(self) -> None:
+    def __init__(self, recency_half_life_days: float | None = None) -> None:
+        # The seed guide's time-aware search (section 12), off unless configured: with a
+        # half-life, a turn's BM25 score is halved for every half-life between its timestamp
+        # and the question's date, so of two matching turns the newer ranks first (the
+        # "recency term" that moves staleness in "Metrics That Actually Matter").
+        self.half_life_days = recency_half_life_days
+        self.uses_time = recency_half_life_days is not None
+        if self.uses_time:
+            self.name = f"bm25 (recency, half-life {recency_half_life_days:g} days)"
         # check_same_thread=False because the harness searches from worker threads; the lock
         # below is what makes that safe (one connection is not safe for concurrent use), and it
         # also keeps a search from seeing a half-added turn.
@@ -84,7 +92,8 @@ class Bm25Backend:
         self._db.execute("CREATE VIRTUAL TABLE split_tokens USING fts5vocab(split, 'instance')")
         self._spaces: dict[str, _Namespace] = {}
         self.version = (f"bm25-fts5 2.0 (FTS5 bm25() k1=1.2 b=0.75 in Python over sqlite "
-                        f"{sqlite3.sqlite_version} {TOKENIZER} tokens)")
+                        f"{sqlite3.sqlite_version} {TOKENIZER} tokens"
+                        + (f"; score x 0.5^(age / {recency_half_life_days:g} days))" if self.uses_time else ")"))
 
     def _split(self, texts: list[str]) -> list[list[str]]:
         """Each text's FTS5 tokens, in order. Call with the lock held."""
@@ -128,7 +137,8 @@ class Bm25Backend:
     def flush(self, namespace: str, timeout_s: float) -> None:
         return None  # synchronous: searchable as soon as add returns
 
-    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+    def search(self, namespace: str, query: str, k: int, now: str | None = None) -> list[Hit]:
+        """The k best turns by BM25 (decayed by age at `now` when a half-life is configured)."""
         terms = list(dict.fromkeys(tokens(query)))  # unique, in query order: the old MATCH phrases
         if k < 1 or not terms:
             return []
@@ -145,10 +155,26 @@ class Bm25Backend:
                 if scores:
                     added = map(add, map(scores.get, positions, repeat(0.0)), added)
                 scores.update(zip(positions, added))
+            if now is not None and self.half_life_days is not None:
+                scores = self._decayed(space, scores, now)
             best = space.order.top(scores, k)
             rows = space.rows
         return [Hit(text=rows[p][0], score=scores[p], source_ids=(rows[p][1],), timestamp=rows[p][2])
                 for p in best]
+
+    def _decayed(self, space: _Namespace, scores: dict[int, float], now: str) -> dict[int, float]:
+        """Scores halved per half-life of age at `now`; a turn without a readable time, or dated
+        after `now`, keeps its score."""
+        now_s = parse_time(now).timestamp()
+        out = {}
+        for pos, score in scores.items():
+            stamp = space.rows[pos][2]
+            try:
+                age_days = max(0.0, (now_s - parse_time(stamp).timestamp()) / 86400)
+            except ValueError:
+                age_days = 0.0
+            out[pos] = score * 0.5 ** (age_days / self.half_life_days)
+        return out
 
     def _phrase_terms(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[float]]:
         """The positions holding the phrase, and each one's bm25 term for it (fts5Bm25Function)."""
@@ -246,11 +272,14 @@ class Fts5Bm25Backend:
 
 
 def settings(section: dict) -> dict:
-    """The bm25 backend takes no settings."""
-    return check_settings(section, {}, "bm25")
+    """The section checked, defaults filled: recency_half_life_days (null: plain BM25)."""
+    s = check_settings(section, {"recency_half_life_days": ((int, float, type(None)), None)}, "bm25")
+    if s["recency_half_life_days"] is not None and s["recency_half_life_days"] <= 0:
+        raise InputError(f"config: key 'backends.bm25.recency_half_life_days' must be greater than 0, "
+                         f"got {s['recency_half_life_days']}")
+    return s
 
 
 def create(section: dict, config: dict) -> Bm25Backend:
-    """BM25 over its own index."""
-    settings(section)
-    return Bm25Backend()
+    """BM25 over its own index; time-aware with a half-life (and time_aware_search: true)."""
+    return Bm25Backend(settings(section)["recency_half_life_days"])

@@ -198,3 +198,26 @@ def test_check_config_checks_every_backend_section(tmp_path, capsys):
         assert run_cli(interface_main, ["check-config", cfg]) == 2
         assert key in capsys.readouterr().err
     assert run_cli(interface_main, ["check-config", write_config(tmp_path)]) == 0
+
+
+def test_bm25_with_a_half_life_ranks_the_newer_turn_first_when_time_aware(tmp_path, fake_llm):
+    from backends import load_backend
+    from interface import MemoryItem
+    cfg = {"backends": {"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}}}
+    b = load_backend("bm25_recency", cfg)
+    old = MemoryItem("t1", "billing runs postgres postgres 14", {"timestamp": "2026-01-01T00:00:00Z"})
+    new = MemoryItem("t2", "billing runs postgres 16 now after the migration", {"timestamp": "2026-05-01T00:00:00Z"})
+    b.reset("ns")
+    b.add("ns", [old, new])
+    plain = b.search("ns", "which postgres does billing run", 2)
+    timed = b.search("ns", "which postgres does billing run", 2, now="2026-06-01")
+    assert [h.source_ids for h in plain] == [("t1",), ("t2",)]  # more overlap wins without time
+    assert [h.source_ids for h in timed] == [("t2",), ("t1",)]  # 150 days older: halved five times
+    assert b.uses_time and "recency" in b.name
+    # Through run.py: the records say time-aware, only with time_aware_search on.
+    for on in (True, False):
+        (tmp_path / str(on)).mkdir()
+        config = write_config(tmp_path / str(on), time_aware_search=on, backends=cfg["backends"])
+        out = tmp_path / str(on) / "r.jsonl"
+        assert run_system(config, "bm25_recency", out) == 0
+        assert all(r["time_aware"] is on for r in records(out))
