@@ -14,6 +14,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -22,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import requests
 
@@ -56,9 +58,20 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 MODELS_DIR = os.path.join(STATE_DIR, "models")
 LOG_TAIL_LINES = 40
+# The engine: llama-cpp-python, built from source once by the Makefile.
+ENGINE = "llama-cpp-python"
+ENGINE_PACKAGE = "llama_cpp_python"
 # uvicorn waits for the request in flight before it exits on TERM; a long prompt can take tens
 # of seconds on two cores, so after this grace the group is killed.
 STOP_GRACE_S = 5.0
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
+# terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
+COMMAND_EXIT_WAIT_S = 0.25
+# serve.py waits for the command by polling, not in a blocking waitpid(): Python runs a signal's
+# handler between bytecodes, so a Ctrl-C or TERM that lands just before the blocking call would
+# be acted on only when the command ends by itself. Polling bounds that delay to this.
+COMMAND_POLL_S = 0.05
 
 
 def model_path() -> str:
@@ -177,22 +190,86 @@ def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> 
     raise RuntimeError(f"the model server did not answer {url}/models within {timeout_s} s; log tail:\n{log_tail(log)}")
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: TERM, then KILL if it lingers. A second Ctrl-C
-    or TERM while this runs must not abort it and leave the server orphaned, so both are
-    ignored from here on (the process is exiting anyway)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if proc.poll() is not None:
-        return
+@contextlib.contextmanager
+def signals_ignored() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored inside, restored after: a second Ctrl-C or TERM must not abort
+    a stop halfway and orphan what is being stopped. Restored, so that a caller that goes on (a
+    test session) still stops on Ctrl-C, and the children it starts later do not inherit the
+    ignored signal."""
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    except ProcessLookupError:
-        pass
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+def release_signals() -> None:
+    """Unblock SIGINT and SIGTERM; one that arrived while start_child held them is handled now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def start_child(args: list[str], **popen_kwargs) -> subprocess.Popen:
+    """subprocess.Popen with SIGINT and SIGTERM held (blocked) in this process until it returns.
+    Raised inside Popen after the fork, a KeyboardInterrupt or SystemExit would leave the child
+    running with no handle to stop it; held, the signal waits for release_signals(), which the
+    caller calls first thing inside the try whose cleanup stops the child. The child itself starts
+    with both unblocked."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return subprocess.Popen(args, preexec_fn=release_signals, **popen_kwargs)
+    except BaseException:
+        release_signals()
+        raise
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: TERM, then KILL if it lingers; Ctrl-C and TERM are
+    ignored meanwhile."""
+    with signals_ignored():
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:
+            pass
+
+
+def end_command(proc: subprocess.Popen) -> None:
+    """Stop the command once serve.py itself was told to stop: a moment to exit by itself, then
+    TERM (make passes it on to the step it runs), then KILL after the grace."""
+    with signals_ignored():
+        try:
+            proc.wait(timeout=COMMAND_EXIT_WAIT_S)
+            return
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+        try:
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_command(command: list[str], env: dict | None = None) -> int:
+    """Run the command to its end and return its exit code. A Ctrl-C or TERM at any point of it
+    (KeyboardInterrupt or SystemExit here) stops the command too before the exception goes on."""
+    try:
+        proc = start_child(command, env=env)
+    except FileNotFoundError:
+        raise InputError(f"{command[0]}: command not found") from None
+    try:
+        release_signals()
+        while proc.poll() is None:
+            time.sleep(COMMAND_POLL_S)
+        return proc.returncode
+    except BaseException:
+        end_command(proc)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,20 +282,25 @@ def main(argv: list[str] | None = None) -> int:
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not command:
         raise InputError("no command given: python serve.py -- COMMAND ...")
+    # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server.
+    # SIGINT explicitly: Python installs its Ctrl-C handler only when SIGINT is not ignored at
+    # start, and a shell without job control starts background jobs with it ignored; serve.py
+    # then kept the server up on SIGINT until the command ended (reproduced: the Ctrl-C test
+    # timed out so when pytest was started with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.environ.get("LLM_BASE_URL"):
         print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
-        return subprocess.run(command).returncode
+        return run_command(command)
 
     source = verified_model()
     try:
-        server_version = importlib.metadata.version("llama_cpp_python")
+        engine_version = importlib.metadata.version(ENGINE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        raise InputError("llama-cpp-python is not installed: run `make bench`, or see the README") from None
+        raise InputError(f"{ENGINE} is not installed: run `make setup`, or see the README") from None
 
     os.makedirs(STATE_DIR, exist_ok=True)
     log = os.path.join(STATE_DIR, "llama-server.log")
-    # SIGTERM (a CI timeout, `kill`) must stop the conversion and the server too, like Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"), a.threads)
     except RuntimeError as e:
@@ -228,16 +310,17 @@ def main(argv: list[str] | None = None) -> int:
     url = f"http://127.0.0.1:{port}/v1"
     # A new session makes the server its own process group, so stop() reaches its children too.
     with open(log, "w", encoding="utf-8") as log_fh:
-        proc = subprocess.Popen(
+        proc = start_child(
             [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
              "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads),
              *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]],
             stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
     try:
+        release_signals()
         t0 = time.monotonic()
         served = wait_ready(proc, url, a.ready_timeout_s, log)
-        info = {"server": "llama-cpp-python", "server_version": server_version, "model_package": MODEL_PACKAGE_PIN,
+        info = {"server": ENGINE, "server_version": engine_version, "model_package": MODEL_PACKAGE_PIN,
                 "model_file": MODEL_FILE, "model_sha256": MODEL_SHA256, "served_file": SERVED_FILE,
                 "served_sha256": SERVED_SHA256, "served_model": served, "n_ctx": N_CTX,
                 "threads": a.threads, "options": SERVER_OPTIONS}
@@ -247,10 +330,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         # The cache identity of this endpoint: the verified model file and the server version,
         # not the port, which is new every time.
-        endpoint_id = (f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:llama-cpp-python=={server_version}:n_ctx={N_CTX}"
+        endpoint_id = (f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:{ENGINE}=={engine_version}:n_ctx={N_CTX}"
                        f":flash_attn={SERVER_OPTIONS['flash_attn']}")
         env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": endpoint_id}
-        code = subprocess.run(command, env=env).returncode
+        code = run_command(command, env)
         if proc.poll() is not None:
             # The answers after this point are connection errors in the run files; say why.
             print(f"error: the model server died during the command (exit code {proc.returncode}); "
