@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
+import json
 import importlib.util
 import os
 import signal
@@ -272,6 +273,26 @@ def run_command(command: list[str], env: dict | None = None) -> int:
         raise
 
 
+def engine_build() -> str:
+    """The CPU features the installed llama.cpp was compiled for (its kernels, and so its
+    rounding, depend on them), as llama.cpp itself reports them."""
+    import llama_cpp
+    return llama_cpp.llama_print_system_info().decode().strip()
+
+
+def server_identity(engine_version: str, build: str) -> dict:
+    """What serves the model and how, beside the model file: recorded in the server info for the
+    manifest, and the response cache's endpoint identity, so a change of engine misses the cache."""
+    return {"server": ENGINE, "server_version": engine_version, "engine_build": build, "n_ctx": N_CTX,
+            "options": SERVER_OPTIONS}
+
+
+def endpoint_id(identity: dict) -> str:
+    """The response cache's key for this endpoint: the served file and the server identity, not
+    the port, which is new every time."""
+    return f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:" + json.dumps(identity, sort_keys=True, separators=(",", ":"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command with a model endpoint; return the command's exit code."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -306,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    identity = server_identity(engine_version, engine_build())
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     # A new session makes the server its own process group, so stop() reaches its children too.
@@ -320,19 +342,14 @@ def main(argv: list[str] | None = None) -> int:
         release_signals()
         t0 = time.monotonic()
         served = wait_ready(proc, url, a.ready_timeout_s, log)
-        info = {"server": ENGINE, "server_version": engine_version, "model_package": MODEL_PACKAGE_PIN,
+        info = {**identity, "endpoint_id": endpoint_id(identity), "model_package": MODEL_PACKAGE_PIN,
                 "model_file": MODEL_FILE, "model_sha256": MODEL_SHA256, "served_file": SERVED_FILE,
-                "served_sha256": SERVED_SHA256, "served_model": served, "n_ctx": N_CTX,
-                "threads": a.threads, "options": SERVER_OPTIONS}
+                "served_sha256": SERVED_SHA256, "served_model": served, "threads": a.threads}
         info_path = os.path.join(STATE_DIR, "llm-server-info.json")
         write_json_atomic(info_path, info)
         print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)})",
               file=sys.stderr)
-        # The cache identity of this endpoint: the verified model file and the server version,
-        # not the port, which is new every time.
-        endpoint_id = (f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:{ENGINE}=={engine_version}:n_ctx={N_CTX}"
-                       f":flash_attn={SERVER_OPTIONS['flash_attn']}")
-        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": endpoint_id}
+        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"]}
         code = run_command(command, env)
         if proc.poll() is not None:
             # The answers after this point are connection errors in the run files; say why.

@@ -4,6 +4,7 @@ Skipped when llama-cpp-python or the model wheel is not installed, unless
 MEMBENCH_REQUIRE_EMBEDDED=1 (set by `make test`, so CI cannot skip it silently)."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -32,6 +33,18 @@ def test_a_served_file_that_is_not_the_pinned_conversion_is_refused(tmp_path, mo
     (tmp_path / serve.SERVED_FILE).write_bytes(b"GGUF not the converted model")
     with pytest.raises(InputError, match=f"{serve.SERVED_FILE}: sha256 .* is not the pinned"):
         serve.served_model(serve.verified_model(), str(tmp_path / "convert.log"))
+
+
+@pytest.mark.parametrize("change", [{"server": "xllamacpp"}, {"server_version": "0.3.37"},
+                                    {"engine_build": "CPU : AVX512 = 1"}, {"n_ctx": 8192},
+                                    {"options": {"flash_attn": "false", "logits_all": "false"}}])
+def test_a_change_of_engine_misses_the_response_cache(change):
+    from llm import cache_key
+    identity = serve.server_identity("0.3.36", "CPU : AVX2 = 1")
+    request = {"model": serve.MODEL_ALIAS, "messages": [{"role": "user", "content": "hi"}]}
+    same = cache_key(serve.endpoint_id(serve.server_identity("0.3.36", "CPU : AVX2 = 1")), request)
+    assert cache_key(serve.endpoint_id(identity), request) == same
+    assert cache_key(serve.endpoint_id({**identity, **change}), request) != same
 
 
 # Stand-ins for llama.cpp's converter: both write the destination, as a crash midway would.
@@ -82,6 +95,10 @@ def test_real_local_model_end_to_end(tmp_path):
     manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
     info = manifest["served_model_info"]
     assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    # The engine that served, as the response cache keys on it: name, version, build, options.
+    assert info["server_version"] == importlib.metadata.version("llama_cpp_python")
+    assert "AVX2 = 1" in info["engine_build"] and info["options"] == serve.SERVER_OPTIONS
+    assert info["endpoint_id"] == serve.endpoint_id(serve.server_identity(info["server_version"], info["engine_build"]))
     # What was served is the f16 conversion of that file, which serve.py made (a fresh checkout
     # has none) and checked against its pinned hash.
     assert info["served_file"] == serve.SERVED_FILE
