@@ -59,7 +59,12 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 MODELS_DIR = os.path.join(STATE_DIR, "models")
 LOG_TAIL_LINES = 40
-# The engine: llama-cpp-python, built from source once by the Makefile.
+# The engine: llama-cpp-python, built from source once by the Makefile (5.5-14 minutes). It
+# stays because the prebuilt alternative is far slower here: xllamacpp 2026.10.11549 serving the
+# same f16 file with the same settings read 2,000-token prompts at 0.57x the tokens/s (0.29-0.66
+# over 6 alternating rounds) and took 1.8x as long per answer-sized call, because its wheel's
+# compiler keeps the f16 matrix kernel's accumulators in memory, not registers
+# (bench/prompt_eval.py --xllamacpp-python; bench/README.md).
 ENGINE = "llama-cpp-python"
 ENGINE_PACKAGE = "llama_cpp_python"
 # uvicorn waits for the request in flight before it exits on TERM; a long prompt can take tens
@@ -273,6 +278,14 @@ def run_command(command: list[str], env: dict | None = None) -> int:
         raise
 
 
+def server_command(path: str, port: int, threads: int) -> list[str]:
+    """The command that serves `path` on 127.0.0.1:port with the engine and SERVER_OPTIONS."""
+    return [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
+            "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]]
+
+
 def engine_build() -> str:
     """The CPU features the installed llama.cpp was compiled for (its kernels, and so its
     rounding, depend on them), as llama.cpp itself reports them."""
@@ -332,12 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     url = f"http://127.0.0.1:{port}/v1"
     # A new session makes the server its own process group, so stop() reaches its children too.
     with open(log, "w", encoding="utf-8") as log_fh:
-        proc = start_child(
-            [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
-             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
-             "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads),
-             *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]],
-            stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = start_child(server_command(path, port, a.threads), stdout=log_fh, stderr=subprocess.STDOUT,
+                           start_new_session=True)
     try:
         release_signals()
         t0 = time.monotonic()
