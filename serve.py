@@ -245,20 +245,70 @@ def stop(proc: subprocess.Popen) -> None:
             pass
 
 
+def _start_time(pid: int) -> str | None:
+    """The process's start time from /proc (the same pid later names another process with
+    another start time); None when it is gone, a zombie, or /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def process_tree(pid: int) -> list[tuple[int, str | None]]:
+    """pid and every process below it, each with its start time; only pid where /proc cannot
+    tell (not Linux)."""
+    tree, todo = [(pid, _start_time(pid))], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="utf-8") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except OSError:
+                continue
+            tree += [(c, _start_time(c)) for c in children]
+            todo += children
+    return tree
+
+
+def _signal_tree(tree: list[tuple[int, str | None]], sig: int) -> int:
+    """Send sig to the processes of the tree that still run (same pid, same start time); how many."""
+    sent = 0
+    for pid, started in tree:
+        if started is not None and _start_time(pid) == started:
+            try:
+                os.kill(pid, sig)
+                sent += 1
+            except ProcessLookupError:
+                pass
+    return sent
+
+
 def end_command(proc: subprocess.Popen) -> None:
-    """Stop the command once serve.py itself was told to stop: a moment to exit by itself, then
-    TERM (make passes it on to the step it runs), then KILL after the grace."""
+    """Stop the command and every process it started, once serve.py itself was told to stop: a
+    moment to exit by themselves, then TERM, then KILL after the grace. The whole tree, because a
+    TERM kills a shell or a Python script at once without passing it on, which left run.py
+    running under `make pipeline` (and under bench/embedded.py), retrying a stopped server."""
     with signals_ignored():
+        tree = process_tree(proc.pid)
         try:
-            proc.wait(timeout=COMMAND_EXIT_WAIT_S)
-            return
+            proc.wait(timeout=COMMAND_EXIT_WAIT_S)  # a Ctrl-C in a terminal reached them too
         except subprocess.TimeoutExpired:
-            proc.terminate()
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            pass
+        # Again: what the command started during that wait (run.py, the next step of make).
+        tree += [p for p in process_tree(proc.pid) if p not in tree]
+        _signal_tree(tree, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while (proc.poll() is None or _signal_tree(tree, 0)) and time.monotonic() < deadline:
+            time.sleep(COMMAND_POLL_S)
+        _signal_tree(tree, signal.SIGKILL)
+        proc.wait()
 
 
 def run_command(command: list[str], env: dict | None = None) -> int:

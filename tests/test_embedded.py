@@ -116,11 +116,12 @@ def test_real_local_model_end_to_end(tmp_path):
 
 
 def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
         return False
-    return True
 
 
 def _signal_after_ready(sig: int, tmp_path, preexec_fn=None) -> None:
@@ -128,7 +129,8 @@ def _signal_after_ready(sig: int, tmp_path, preexec_fn=None) -> None:
     it exits and leaves neither the server nor the command running."""
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
     pid_file = tmp_path / f"command-{sig}.pid"
-    p = subprocess.Popen([sys.executable, "serve.py", "--", "sh", "-c", f"echo $$ > {pid_file}; exec sleep 120"],
+    # The sleep runs under the shell, as run.py runs under make: the whole tree must go.
+    p = subprocess.Popen([sys.executable, "serve.py", "--", "sh", "-c", f"sleep 120 & echo $! > {pid_file}; wait"],
                          cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     try:
         line = ""
@@ -141,7 +143,7 @@ def _signal_after_ready(sig: int, tmp_path, preexec_fn=None) -> None:
         assert p.wait(timeout=60) in (130, 143)
         assert _port_closed(port)
         pid = pid_file.read_text().strip() if pid_file.exists() else ""  # empty: killed before it wrote
-        assert not pid or not _alive(int(pid)), "the command outlived serve.py"
+        assert not pid or not _alive(int(pid)), "the command's child outlived serve.py"
     finally:
         if p.poll() is None:  # a failed assertion above must not leave the server running
             p.terminate()
