@@ -3,7 +3,8 @@
 Verifies the pinned GGUF file's sha256, converts it once to the f16 file it serves (its weights
 rounded to f16; see SERVED_FILE), starts llama-cpp-python's OpenAI-compatible server on a free
 loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
-(and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py), and stops the
+(and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py; LLM_ENDPOINT_ID, the
+response cache's identity of the server; LLM_SERVER_LOG, the server's log), and stops the
 server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
 command runs against that endpoint and nothing is started.
 
@@ -58,6 +59,11 @@ SERVER_OPTIONS = {"flash_attn": "true", "logits_all": "false"}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 MODELS_DIR = os.path.join(STATE_DIR, "models")
+# The server's output, llama.cpp's timings of every call among it. Each serve.py writes a log of
+# its own, named to the command in LLM_SERVER_LOG (bench/embedded.py reads the timings there), and
+# keeps it under this name when it ends: one shared name let a second serve.py in the same
+# checkout (make test beside make bench) truncate the first one's log while it ran.
+SERVER_LOG = os.path.join(STATE_DIR, "llama-server.log")
 LOG_TAIL_LINES = 40
 # The engine: llama-cpp-python, built from source once by the Makefile (5.5-14 minutes). It
 # stays because the prebuilt alternative is far slower here: xllamacpp 2026.10.11549 serving the
@@ -384,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"{ENGINE} is not installed: run `make setup`, or see the README") from None
 
     os.makedirs(STATE_DIR, exist_ok=True)
-    log = os.path.join(STATE_DIR, "llama-server.log")
+    log = os.path.join(STATE_DIR, f"llama-server.{os.getpid()}.log")
     try:
         path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"), a.threads)
     except RuntimeError as e:
@@ -406,9 +412,10 @@ def main(argv: list[str] | None = None) -> int:
                 "served_sha256": SERVED_SHA256, "served_model": served, "threads": a.threads}
         info_path = os.path.join(STATE_DIR, "llm-server-info.json")
         write_json_atomic(info_path, info)
-        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)})",
-              file=sys.stderr)
-        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"]}
+        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)}, "
+              f"kept as {os.path.relpath(SERVER_LOG)})", file=sys.stderr)
+        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"],
+               "LLM_SERVER_LOG": log}
         code = run_command(command, env)
         if proc.poll() is not None:
             # The answers after this point are connection errors in the run files; say why.
@@ -421,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         stop(proc)
+        os.replace(log, SERVER_LOG)
 
 
 if __name__ == "__main__":
