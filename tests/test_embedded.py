@@ -4,6 +4,7 @@ Skipped when llama-cpp-python or the model wheel is not installed, unless
 MEMBENCH_REQUIRE_EMBEDDED=1 (set by `make test`, so CI cannot skip it silently)."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -32,6 +33,18 @@ def test_a_served_file_that_is_not_the_pinned_conversion_is_refused(tmp_path, mo
     (tmp_path / serve.SERVED_FILE).write_bytes(b"GGUF not the converted model")
     with pytest.raises(InputError, match=f"{serve.SERVED_FILE}: sha256 .* is not the pinned"):
         serve.served_model(serve.verified_model(), str(tmp_path / "convert.log"))
+
+
+@pytest.mark.parametrize("change", [{"server": "xllamacpp"}, {"server_version": "0.3.37"},
+                                    {"engine_build": "CPU : AVX512 = 1"}, {"n_ctx": 8192},
+                                    {"options": {"flash_attn": "false", "logits_all": "false"}}])
+def test_a_change_of_engine_misses_the_response_cache(change):
+    from llm import cache_key
+    identity = serve.server_identity("0.3.36", "CPU : AVX2 = 1")
+    request = {"model": serve.MODEL_ALIAS, "messages": [{"role": "user", "content": "hi"}]}
+    same = cache_key(serve.endpoint_id(serve.server_identity("0.3.36", "CPU : AVX2 = 1")), request)
+    assert cache_key(serve.endpoint_id(identity), request) == same
+    assert cache_key(serve.endpoint_id({**identity, **change}), request) != same
 
 
 # Stand-ins for llama.cpp's converter: both write the destination, as a crash midway would.
@@ -82,6 +95,10 @@ def test_real_local_model_end_to_end(tmp_path):
     manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
     info = manifest["served_model_info"]
     assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    # The engine that served, as the response cache keys on it: name, version, build, options.
+    assert info["server_version"] == importlib.metadata.version("llama_cpp_python")
+    assert "AVX2 = 1" in info["engine_build"] and info["options"] == serve.SERVER_OPTIONS
+    assert info["endpoint_id"] == serve.endpoint_id(serve.server_identity(info["server_version"], info["engine_build"]))
     # What was served is the f16 conversion of that file, which serve.py made (a fresh checkout
     # has none) and checked against its pinned hash.
     assert info["served_file"] == serve.SERVED_FILE
@@ -98,17 +115,79 @@ def test_real_local_model_end_to_end(tmp_path):
     assert _port_closed(port)
 
 
-def test_ctrl_c_and_term_stop_the_server_with_no_orphan():
-    import signal
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _signal_after_ready(sig: int, tmp_path, preexec_fn=None) -> None:
+    """Start serve.py with a long command, send `sig` as soon as it says ready, and check that
+    it exits and leaves neither the server nor the command running."""
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        p = subprocess.Popen([sys.executable, "serve.py", "--", "sleep", "120"], cwd=ROOT, env=env,
-                             stderr=subprocess.PIPE, text=True)
+    pid_file = tmp_path / f"command-{sig}.pid"
+    # The sleep runs under the shell, as run.py runs under make: the whole tree must go.
+    p = subprocess.Popen([sys.executable, "serve.py", "--", "sh", "-c", f"sleep 120 & echo $! > {pid_file}; wait"],
+                         cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+    try:
         line = ""
         while "ready at" not in line:
             line = p.stderr.readline()
             assert line, "serve.py ended before the server was ready"
         port = line.split("ready at http://127.0.0.1:")[1].split("/")[0]
+        # At once, as the test always did: the signal lands while serve.py starts the command.
         p.send_signal(sig)
-        p.wait(timeout=60)
+        assert p.wait(timeout=60) in (130, 143)
         assert _port_closed(port)
+        pid = pid_file.read_text().strip() if pid_file.exists() else ""  # empty: killed before it wrote
+        assert not pid or not _alive(int(pid)), "the command's child outlived serve.py"
+    finally:
+        if p.poll() is None:  # a failed assertion above must not leave the server running
+            p.terminate()
+            p.wait(timeout=30)
+
+
+def test_ctrl_c_and_term_stop_the_server_with_no_orphan(tmp_path):
+    import signal
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        _signal_after_ready(sig, tmp_path)
+
+
+def test_ctrl_c_stops_the_server_when_started_with_sigint_ignored(tmp_path):
+    """A shell without job control starts background jobs with SIGINT ignored, and Python then
+    installs no Ctrl-C handler; serve.py used to keep the server up on SIGINT until its command
+    ended, which is how the test above once timed out."""
+    import signal
+    _signal_after_ready(signal.SIGINT, tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+
+
+def test_a_signal_while_the_command_starts_stops_the_command(tmp_path, monkeypatch):
+    """TERM delivered inside Popen, after the fork: the window in which an exception used to
+    leave the command running with no handle to stop it. Held until Popen returns, it now stops
+    the command before run_command raises."""
+    import signal
+    import threading
+    started: list[subprocess.Popen] = []
+
+    def popen_then_signal(*args, **kwargs):
+        started.append(real_popen(*args, **kwargs))
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+        return started[0]
+
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(serve.subprocess, "Popen", popen_then_signal)
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        with pytest.raises(SystemExit):
+            serve.run_command(["sleep", "120"])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if started and started[0].poll() is None:
+            started[0].kill()
+    assert started[0].poll() is not None, "the command outlived run_command"
+    # Nothing is left blocked or ignored in this process.
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) & serve.STOP_SIGNALS == set()
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
