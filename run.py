@@ -267,6 +267,12 @@ def finish(record: dict, completion) -> dict:
             "retries": max(0, completion.attempts - 1), "cached": completion.cached, "error": completion.error}
 
 
+def ask(pool: Workers, client: LLMClient, cfg: dict, record: dict, prompt: str) -> None:
+    """Queue one answer call with the shared prompt and the pinned model."""
+    pool.submit(record, client.complete, cfg["answer_model"], [{"role": "user", "content": prompt}],
+                cfg["answer_max_tokens"], None, record["repeat"])
+
+
 def base_record(identity: dict, system, case: dict, q: dict) -> dict:
     """A question's record before retrieval and answer: who, what, and the contract."""
     return {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
@@ -347,6 +353,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
           + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
 
+    # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
+    # backend that embeds its turns while the model answers starves llama.cpp's spinning thread
+    # pool (one generated token took a second instead of 11 ms, bench/README.md) and slows its
+    # own search timings. So with a local model every case is ingested and searched first and
+    # answered after; with a remote endpoint ingestion and answering overlap.
+    local_model = bool(os.environ.get("LLM_SERVER_INFO"))
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
     progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
@@ -354,20 +366,23 @@ def main(argv: list[str] | None = None) -> int:
         writer = Writer(fh, progress)
         todo = {c["case_id"] for c in cases
                 if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+        held = []  # with a model on this machine: the answer calls wait until every search is done
         for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
             progress.phase(f"case {n}/{len(todo)}")
             for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
                                            pool.pending):
                 if prompt is None:
                     writer.write(record)
+                elif local_model:
+                    held.append((record, prompt))
                 else:
-                    pool.submit(record, client.complete, cfg["answer_model"],
-                                [{"role": "user", "content": prompt}], cfg["answer_max_tokens"], None,
-                                record["repeat"])
+                    ask(pool, client, cfg, record, prompt)
             # Write what has finished while the next case ingests; a crash then loses only the
             # calls in flight, whose questions have no record and are redone on resume.
             for record, completion in pool.results(block=False):
                 writer.write(finish(record, completion))
+        for record, prompt in held:
+            ask(pool, client, cfg, record, prompt)
         progress.phase("answering")
         for record, completion in pool.results(block=True):
             writer.write(finish(record, completion))

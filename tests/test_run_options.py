@@ -221,3 +221,19 @@ def test_bm25_with_a_half_life_ranks_the_newer_turn_first_when_time_aware(tmp_pa
         out = tmp_path / str(on) / "r.jsonl"
         assert run_system(config, "bm25_recency", out) == 0
         assert all(r["time_aware"] is on for r in records(out))
+
+
+def test_with_a_local_model_every_search_comes_before_the_first_answer_call(tmp_path, fake_llm, config, monkeypatch):
+    import backends.keyword
+    events = []
+    original = backends.keyword.KeywordBackend.search
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "search",
+                        lambda self, ns, q, k: events.append("search") or original(self, ns, q, k))
+    import llm
+    complete = llm.LLMClient.complete
+    monkeypatch.setattr(llm.LLMClient, "complete", lambda self, *a, **k: events.append("answer") or complete(self, *a, **k))
+    monkeypatch.setenv("LLM_SERVER_INFO", str(tmp_path / "info.json"))  # as serve.py sets it
+    assert run_system(config, "keyword", tmp_path / "k.jsonl") == 0
+    assert events.index("answer") > max(i for i, e in enumerate(events) if e == "search")
+    records_ = records(tmp_path / "k.jsonl")
+    assert len(records_) == 6 and all(r["search_calls_in_flight"] == 0 for r in records_)
