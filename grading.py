@@ -385,9 +385,7 @@ def rules_sha256() -> str:
 
 
 RULES_SHA256 = rules_sha256()
-# What graded a verdict: these rules and every rubric the judge may be given. judge.py puts its
-# prefix in the grader name, so verdicts graded by other rules or rubrics are never reused.
-GRADER_SHA = sha256_text(RULES_SHA256 + "".join(rubric_template(r) for r in RUBRICS))
+
 
 # ---------------------------------------------------------------------------------------------
 # Answer metrics for score.py, on the grader's normalization: exact_match and states_value

@@ -631,11 +631,6 @@ def _coverage(records: list[dict], where: dict, allow_partial: bool) -> Comparis
                       questions=sum(len(q) for q in common_by_budget.values()))
 
 
-def load_runs(paths: list[str]) -> list[dict]:
-    """All run records of one complete comparison (see load_comparison)."""
-    return load_comparison(paths).records
-
-
 def verdict_inputs_sha256(rec: dict) -> str:
     """sha256 of everything of a run record a grade depends on: the question, its gold, type
     and annotations (the rules read meta: outdated answers, the source benchmark's rubric),

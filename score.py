@@ -117,21 +117,17 @@ def interval(values: np.ndarray) -> tuple[float | None, float | None]:
     return percentile(ok, 0.025), percentile(ok, 0.975)
 
 
-def ratio_interval(boot: ClusterBootstrap, num: dict, den: dict) -> tuple[float | None, float | None]:
-    """Interval of sum(num)/sum(den) over resampled clusters."""
-    t = boot.totals(np.column_stack([boot.column(num), boot.column(den)]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return interval(np.where(t[:, 1] > 0, t[:, 0] / t[:, 1], np.nan))
-
-
 def cluster_bootstrap(diff_by_cluster: dict, resamples: int, seed: int) -> tuple[float, float | None, float | None]:
-    """Point estimate (mean over questions) and a 95% interval of one paired difference,
+    """One paired difference on its own (BudgetStats computes a run's many together, on the same
+    resamples): point estimate (mean over questions) and a 95% interval,
     resampling whole clusters; the interval is None from a single cluster, since resampling
     one cluster always draws it and a zero width would read as certainty."""
     point = mean([d for ds in diff_by_cluster.values() for d in ds])
     boot = ClusterBootstrap(list(diff_by_cluster), resamples, seed)
-    lo, hi = ratio_interval(boot, {c: sum(ds) for c, ds in diff_by_cluster.items()},
-                            {c: len(ds) for c, ds in diff_by_cluster.items()})
+    t = boot.totals(np.column_stack([boot.column({c: sum(ds) for c, ds in diff_by_cluster.items()}),
+                                     boot.column({c: len(ds) for c, ds in diff_by_cluster.items()})]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = interval(np.where(t[:, 1] > 0, t[:, 0] / t[:, 1], np.nan))
     if len(diff_by_cluster) < 2:
         lo = hi = None
     return point, lo, hi

@@ -125,14 +125,19 @@ def stage_rate(folder: str, dataset: str, delay_s: float, workers: int, stage: s
         ep.stop()
 
 
+def bare_client(folder: str, ep: Endpoint) -> LLMClient:
+    """The harness's model client pointed at the endpoint, with no cache and no retries."""
+    os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
+    with open(make_config(folder, "unused"), encoding="utf-8") as fh:
+        cfg = {**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0, "retry_backoff_s": 0.0}
+    return LLMClient(cfg, use_cache=False)
+
+
 def bare_rate(folder: str, delay_s: float, workers: int, calls: int, raw: bool) -> float:
     """The ceiling: C threads calling LLMClient.complete (or raw HTTP) in a loop, no harness."""
     ep = Endpoint(delay_s)
     try:
-        os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
-        with open(make_config(folder, "unused"), encoding="utf-8") as fh:
-            cfg = {**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0, "retry_backoff_s": 0.0}
-        client = LLMClient(cfg, use_cache=False)
+        client = bare_client(folder, ep)
         left = list(range(calls))
         lock = threading.Lock()
 
@@ -191,11 +196,7 @@ def part_overhead(folder: str) -> None:
           f"(4 workers; the endpoint's own time included)")
     ep = Endpoint(0.0)
     try:
-        cfg = make_config(folder, dataset)
-        os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
-        with open(cfg, encoding="utf-8") as fh:
-            client = LLMClient({**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0,
-                                "retry_backoff_s": 0.0}, use_cache=False)
+        client = bare_client(folder, ep)
         session = requests.Session()
         t0 = time.perf_counter()
         for i in range(300):
