@@ -115,6 +115,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
         self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
 
     # -- cache --------------------------------------------------------------------------------
     def _cache_path(self, key: str) -> str:
@@ -147,13 +148,40 @@ class LLMClient:
             request["response_format"] = response_format
         # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
         key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
-        hit = self._cache_get(key)
+        hit = self._cached(key)
         if hit is not None:
-            self._count(hit["usage"], cached=True)
-            # finish_reason is absent from entries written before it was recorded: not known.
-            return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0,
-                              hit.get("finish_reason"))
+            return hit
+        if not self.cache_dir:
+            return self._ask(key, request)  # no cache: every call is its own (--no-cache repeats)
+        # The same request already in flight (a budget sweep asks the none and oracle controls
+        # the same prompt at every budget): wait for its answer instead of sending it again.
+        with self._lock:
+            waiting = self._inflight.get(key)
+            if waiting is None:
+                self._inflight[key] = threading.Event()
+        if waiting is not None:
+            waiting.wait()
+            hit = self._cached(key)
+            if hit is not None:
+                return hit
+            return self.complete(model, messages, max_tokens, response_format, repeat)  # it failed: ask
+        try:
+            return self._ask(key, request)
+        finally:
+            with self._lock:
+                self._inflight.pop(key).set()
 
+    def _cached(self, key: str) -> Completion | None:
+        """The cached answer for this key, counted, or None."""
+        hit = self._cache_get(key)
+        if hit is None:
+            return None
+        self._count(hit["usage"], cached=True)
+        # finish_reason is absent from entries written before it was recorded: not known.
+        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit.get("finish_reason"))
+
+    def _ask(self, key: str, request: dict) -> Completion:
+        """Send the request, retrying what can be retried; cache a good answer."""
         body = json.dumps(request, ensure_ascii=False).encode("utf-8")
         error = None
         for attempt in range(1, self.max_retries + 2):

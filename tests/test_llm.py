@@ -66,3 +66,31 @@ def test_no_endpoint_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.delenv("LLM_API_KEY", raising=False)
     with pytest.raises(InputError, match="LLM_BASE_URL"):
         client(tmp_path)
+
+
+def test_identical_requests_in_flight_are_sent_once(tmp_path, fake_llm):
+    import threading
+    cl = client(tmp_path)
+    fake_llm.delay_all_s = 0.5
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cl.complete("m", MSG, 10))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert fake_llm.requests == 1
+    assert sorted(r.cached for r in results) == [False, True, True, True]
+    assert len({r.text for r in results}) == 1
+
+
+def test_a_failed_request_in_flight_does_not_fail_the_ones_waiting_for_it(tmp_path, fake_llm):
+    import threading
+    cl = client(tmp_path, max_retries=0)
+    fake_llm.script = [{"status": 500, "delay_s": 0.3}]
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cl.complete("m", MSG, 10))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.error is None for r in results) == [False, True] and fake_llm.requests == 2
