@@ -237,3 +237,18 @@ def test_with_a_local_model_every_search_comes_before_the_first_answer_call(tmp_
     assert events.index("answer") > max(i for i, e in enumerate(events) if e == "search")
     records_ = records(tmp_path / "k.jsonl")
     assert len(records_) == 6 and all(r["search_calls_in_flight"] == 0 for r in records_)
+
+
+def test_the_baseline_can_be_named_by_its_backend_name(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, backends={"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}})
+    runs = []
+    for b in ("none", "bm25_recency"):
+        runs.append(str(tmp_path / f"{b}.jsonl"))
+        assert run_system(cfg, b, runs[-1]) == 0
+    assert records(runs[1])[0]["backend"].startswith("bm25 (recency")  # the display name differs
+    verdicts = str(tmp_path / "v.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 0
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "bm25_recency",
+                                "--json", str(out), "--resamples", "10"]) == 0
+    assert json.load(open(out))["baseline"].startswith("bm25 (recency")
