@@ -415,7 +415,9 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                 if any((q["qid"], b, repeat) not in done for b in budgets)]
         if not todo:
             continue
-        if repeat == 0 or not system.deterministic or not searched:
+        # A deterministic system's searches serve every repeat, when they cover its questions
+        # (after a resume, repeat 0 may have searched fewer than a later repeat needs).
+        if not system.deterministic or any(q["qid"] not in searched for q in todo):
             namespace = f"{identity['run_id']}-{system.name}-r{repeat}-{case['case_id']}"
             searched, ingested = search_case(system, case, todo, namespace, identity, cfg, in_flight)
         for q in todo:

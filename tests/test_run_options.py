@@ -252,3 +252,17 @@ def test_the_baseline_can_be_named_by_its_backend_name(tmp_path, fake_llm):
     assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "bm25_recency",
                                 "--json", str(out), "--resamples", "10"]) == 0
     assert json.load(open(out))["baseline"].startswith("bm25 (recency")
+
+
+def test_repeats_resume_when_a_later_repeat_needs_questions_an_earlier_one_finished(tmp_path, fake_llm, config):
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(config, "keyword", out, "--repeat", "2") == 0
+    full = records(out)
+    # Keep repeat 0 of the first question only: repeat 0 must redo the others, repeat 1 all six.
+    keep = [r for r in full if r["repeat"] == 0][:1]
+    out.write_text("".join(json.dumps(r) + "\n" for r in keep))
+    assert run_system(config, "keyword", out, "--repeat", "2") == 0
+    again = records(out)
+    assert sorted((r["qid"], r["repeat"]) for r in again) == sorted((r["qid"], r["repeat"]) for r in full)
+    strip = lambda rs: sorted((r["qid"], r["repeat"], r["answer"], tuple(r["retrieved_ids"])) for r in rs)
+    assert strip(again) == strip(full)
