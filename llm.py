@@ -74,6 +74,19 @@ def endpoint_from_env() -> tuple[str, str, str]:
     return base_url or DEFAULT_BASE_URL, api_key, os.environ.get("LLM_ENDPOINT_ID") or base_url
 
 
+def server_info() -> dict | None:
+    """What serve.py says it serves (engine, version, n_ctx), from the JSON file LLM_SERVER_INFO
+    names; None for any other endpoint."""
+    path = os.environ.get("LLM_SERVER_INFO")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: LLM_SERVER_INFO is not a readable JSON file ({e})") from None
+
+
 def cache_key(endpoint: str | None, request: dict) -> str:
     """sha256 of everything that changes the output: endpoint, model, messages, sampling."""
     blob = json.dumps({"base_url": endpoint, **request}, sort_keys=True, ensure_ascii=False)

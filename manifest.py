@@ -23,8 +23,9 @@ from datetime import datetime, timezone
 
 from backends import load_backend
 from context import make_counter
-from interface import (CONTROL_NAMES, EXIT_OK, InputError, dataset_counts, load_config, load_dataset,
+from interface import (CONTROL_NAMES, EXIT_OK, dataset_counts, load_config, load_dataset,
                        run_cli, sha256_file, sha256_text, write_json_atomic)
+from llm import server_info
 
 DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -81,14 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_dataset(cfg["dataset"])
     counter = make_counter(cfg["tokenizer"])
     backends = [backend_entry(n, cfg) for n in a.backends]
-    server = None
-    info_path = os.environ.get("LLM_SERVER_INFO")
-    if info_path:
-        try:
-            with open(info_path, encoding="utf-8") as fh:
-                server = json.load(fh)
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"{info_path}: LLM_SERVER_INFO is not a readable JSON file ({e})") from None
+    server = server_info()
     status = git("status", "--porcelain")
     manifest = {
         "run_id": cfg["run_id"],

@@ -43,7 +43,7 @@ from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
                        write_atomic)
-from llm import LLMClient, Workers
+from llm import LLMClient, Workers, server_info
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
@@ -358,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     # pool (one generated token took a second instead of 11 ms, bench/README.md) and slows its
     # own search timings. So with a local model every case is ingested and searched first and
     # answered after; with a remote endpoint ingestion and answering overlap.
-    local_model = bool(os.environ.get("LLM_SERVER_INFO"))
+    served = server_info()
+    local_model = served is not None
+    warn_context_window(served, budgets, cfg, counter, a.retrieval_only)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
     progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
@@ -399,6 +401,22 @@ def main(argv: list[str] | None = None) -> int:
               f"rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
     return EXIT_OK
+
+
+def warn_context_window(served: dict | None, budgets: list[int], cfg: dict, counter, retrieval_only: bool) -> None:
+    """Warn, before any model call, when a budget cannot fit the served model's context window:
+    the endpoint refuses those prompts (bad_request) and the records fail. Only a warning, since
+    a retrieval system's k may keep its context well under the budget; and the harness's
+    tokenizer is not the model's, so a budget just under the window can still overflow."""
+    n_ctx = (served or {}).get("n_ctx")
+    if retrieval_only or not n_ctx:
+        return
+    fixed = counter.count(cfg["answer_prompt"]) + cfg["answer_max_tokens"]
+    over = [b for b in budgets if b + fixed > n_ctx]
+    if over:
+        print(f"warning: the served model reads {n_ctx} tokens; a context of budget {', '.join(map(str, over))} "
+              f"with the prompt and the answer ({fixed} tokens) does not fit, and the model will refuse a context "
+              f"that fills it (bad_request). Keep budgets below {n_ctx - fixed} with this model", file=sys.stderr)
 
 
 def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: list[int], repeats: int,

@@ -232,6 +232,7 @@ def test_with_a_local_model_every_search_comes_before_the_first_answer_call(tmp_
     import llm
     complete = llm.LLMClient.complete
     monkeypatch.setattr(llm.LLMClient, "complete", lambda self, *a, **k: events.append("answer") or complete(self, *a, **k))
+    (tmp_path / "info.json").write_text(json.dumps({"server": "llama-cpp-python", "n_ctx": 4096}))
     monkeypatch.setenv("LLM_SERVER_INFO", str(tmp_path / "info.json"))  # as serve.py sets it
     assert run_system(config, "keyword", tmp_path / "k.jsonl") == 0
     assert events.index("answer") > max(i for i, e in enumerate(events) if e == "search")
@@ -266,3 +267,17 @@ def test_repeats_resume_when_a_later_repeat_needs_questions_an_earlier_one_finis
     assert sorted((r["qid"], r["repeat"]) for r in again) == sorted((r["qid"], r["repeat"]) for r in full)
     strip = lambda rs: sorted((r["qid"], r["repeat"], r["answer"], tuple(r["retrieved_ids"])) for r in rs)
     assert strip(again) == strip(full)
+
+
+def test_a_budget_the_served_model_cannot_read_is_warned_of_before_any_call(tmp_path, fake_llm, config, monkeypatch,
+                                                                           capsys):
+    (tmp_path / "info.json").write_text(json.dumps({"server": "llama-cpp-python", "n_ctx": 1000}))
+    monkeypatch.setenv("LLM_SERVER_INFO", str(tmp_path / "info.json"))
+    assert run_system(config, "none", tmp_path / "a.jsonl", "--budgets", "100,900,2000") == 0
+    err = capsys.readouterr().err
+    assert "the served model reads 1000 tokens; a context of budget 900, 2000" in err
+    assert run_system(config, "none", tmp_path / "b.jsonl", "--budgets", "100") == 0
+    assert "served model reads" not in capsys.readouterr().err
+    (tmp_path / "info.json").write_text("{not json")
+    assert run_system(config, "none", tmp_path / "c.jsonl") == 2
+    assert "LLM_SERVER_INFO is not a readable JSON file" in capsys.readouterr().err
