@@ -10,23 +10,27 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CONFIG ?= config.yaml
-# Controls first, then the reference backend. hash and bm25 need no download either; add them
-# with `make bench SYSTEMS="none oracle full_context keyword hash bm25"` (each adds about as much
+# Controls first, then the reference backend. hash and bm25 need no download either: the
+# model-free pass takes them always (seconds), the answered comparison only when named, e.g.
+# `make bench SYSTEMS="none oracle full_context keyword hash bm25"` (each adds about as much
 # local-model time as keyword, bench/README.md).
 SYSTEMS ?= none oracle full_context keyword
+MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
 RUNS_DIR ?= runs
 RESULTS_DIR ?= results
 RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
 # The model-free pass (run.py --retrieval-only) keeps its own run files and report: retrieval_only
 # is part of the contract, so its files are a comparison of their own.
-MODEL_FREE_RUNS = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(SYSTEMS)))
+MODEL_FREE_RUNS = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(MODEL_FREE_SYSTEMS)))
+# check.py reruns each answered system model-free to test determinism: those of $(SYSTEMS).
+RERUN_FILES = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(SYSTEMS)))
 MODEL_FREE = $(RESULTS_DIR)/model-free
 MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
-# What report.py shows when it exists: the judge's calibration and the human audit (README,
-# "Checking the instrument"); report.py says which belong to other runs or graders. (checks.json
-# is written by the same recipe, after make has expanded it, so it is passed by name.)
-REPORT_EXTRAS = $(foreach x,calibration audit,$(if $(wildcard $(RESULTS_DIR)/$(x).json),--$(x) $(RESULTS_DIR)/$(x).json))
+# What report.py shows when it exists: the human audit (README, "Checking the instrument");
+# report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
+# by the same recipe, after make has expanded it, so they are passed by name.)
+REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 
 # The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
@@ -110,8 +114,8 @@ bench: $(VENV)/.core $(VENV)/.plots
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system in $(MODEL_FREE)/report.md.
 retrieval: $(VENV)/.core $(VENV)/.plots
-	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
-	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
+	$(PY) manifest.py $(CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
 		--retrieval-only || exit $$?; done
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) > /dev/null
@@ -120,21 +124,23 @@ retrieval: $(VENV)/.core $(VENV)/.plots
 	@echo "model-free report: $(MODEL_FREE)/report.md and report.html"
 
 # The run order of the seed guide after the model-free pass: the manifest again (now naming the
-# served model), the systems, the judge, the instrument's checks (a FAIL, exit 1, is reported,
-# not fatal: the report shows it; the model-free runs serve as the determinism reruns), the
-# scores and the report. Each step resumes, and answers are cached, so a rerun recomputes only
+# served model), the systems, the judge, the grader's calibration (rules only: no model call),
+# the instrument's checks (a FAIL, exit 1, is reported, not fatal: the report shows it; the
+# model-free runs serve as the determinism reruns), the scores and the report. Each step resumes, and answers are cached, so a rerun recomputes only
 # what changed.
 answers:
 	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
 	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
+	$(PY) judge.py --config $(CONFIG) --calibrate data/calibration.jsonl --out $(RESULTS_DIR)/calibration.json
 	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
-		--config $(CONFIG) --rerun $(MODEL_FREE_RUNS) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
+		--config $(CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
-		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json
+		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
+		--calibration $(RESULTS_DIR)/calibration.json
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
-		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json $(REPORT_EXTRAS) \
-		--out $(RESULTS_DIR)/report.md
+		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json \
+		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md
 
 pipeline: retrieval answers
 

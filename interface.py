@@ -35,7 +35,7 @@ UNANSWERABLE_TYPES = ("abstention", "adversarial")
 # The controls run.py computes itself; they validate the harness and are not memory systems.
 CONTROL_NAMES = ("none", "oracle", "full_context")
 
-# Exit codes shared by every script (STYLE.md).
+# Exit codes shared by every script (the README lists them under run.py).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 

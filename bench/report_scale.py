@@ -2,7 +2,7 @@
 (the three controls, full_context retrieving every turn, and seven top-10 systems), graded at
 random. Prints how long score.py and report.py take, the size of report.html and of its turn
 texts, and, with Playwright and Debian's chromium, how long the page takes to show its first rows,
-to filter, to search, to open a row and to follow a permalink. Asserts nothing (STYLE.md).
+to filter, to search, to open a row and to follow a permalink. Asserts nothing: speed is measured here, not in tests.
 
 Measured on the 2-core machine, two runs: report.py 3.3 s; report.html 18 MB, 16 MB of it turn
 texts; first rows 0.8 to 1.1 s after opening; a filter 0.07 s; a row 0.12 s; a permalink to the

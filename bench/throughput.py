@@ -5,7 +5,7 @@ bare loop over the same client and over raw HTTP measured in the same run; the h
 time per question at L = 0; run.py's start-up; score.py's time on a large comparison; and the
 peak memory of a run over a LongMemEval-S-sized input against the same run on a tenth of it.
 
-Every figure is printed, never asserted (STYLE.md). Outputs go to .cache/bench/ (git-ignored).
+Every figure is printed, never asserted: speed is measured here, not in tests. Outputs go to .cache/bench/ (git-ignored).
 
 Usage:
   python bench/throughput.py                      # every part, at C = 16 and 32, L = 200 ms
@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from llm import LLMClient  # noqa: E402
+from machine import describe  # noqa: E402
 
 WORDS = ("billing search auth payments ingest reporting scheduler cache gateway notifications exports "
          "onboarding Postgres Redis Kafka nginx Python Rust Terraform Kubernetes migrated pinned owner "
@@ -340,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     os.makedirs(os.path.join(ROOT, ".cache", "bench"), exist_ok=True)
     folder = tempfile.mkdtemp(prefix="throughput-", dir=os.path.join(ROOT, ".cache", "bench"))
-    print(f"machine: {os.cpu_count()} cores; outputs in {os.path.relpath(folder, ROOT)}")
+    print(f"{describe()}; outputs in {os.path.relpath(folder, ROOT)}")
     if "calls" in a.parts:
         part_calls(folder, a.concurrency, a.delay_ms / 1000)
     if "overhead" in a.parts:

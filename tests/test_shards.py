@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
 
 import judge
 import merge
 import run
-import os
-
 from conftest import ROOT, write_config
+from interface import run_cli
 
 DEV = os.path.join(ROOT, "data", "dev.jsonl")  # 12 cases, so that every shard of three gets some
-from interface import run_cli
 
 # Fields that differ between two runs of the same thing by design: when, how fast, from where.
 TIMING = ("ingest_s", "flush_s", "search_ms", "search_calls_in_flight", "cached", "retries")
@@ -50,7 +49,7 @@ def test_three_shards_merged_equal_one_run_and_their_verdicts_equal_one_grading(
         assert run_cli(judge.main, ["--config", config, "--runs", str(merged), "--out", vshards[-1],
                                     "--shard", f"{i}/3"]) == 0
     vmerged = tmp_path / "verdicts.jsonl"
-    assert run_cli(merge.main, ["--verdicts", "--out", str(vmerged), *vshards]) == 0
+    assert run_cli(merge.main, ["--verdicts", "--runs", str(merged), "--out", str(vmerged), *vshards]) == 0
     vsingle = tmp_path / "verdicts-single.jsonl"
     assert run_cli(judge.main, ["--config", config, "--runs", str(single), "--out", str(vsingle)]) == 0
     key = lambda v: (v["qid"], v["context_token_budget"])
@@ -77,3 +76,51 @@ def test_merge_refuses_a_missing_shard_a_duplicate_and_another_run(tmp_path, fak
     assert run_cli(run.main, ["--config", other, "--backend", "none", "--out", odd, "--shard", "0/3"]) == 0
     assert run_cli(merge.main, ["--config", config, "--out", out, odd, *shards[1:]]) == 2
     assert "not of one run" in capsys.readouterr().err
+
+
+def test_merge_refuses_verdict_shards_that_do_not_grade_the_runs_exactly_once(tmp_path, fake_llm, capsys):
+    config = write_config(tmp_path, dataset=DEV)
+    run_file = str(tmp_path / "none.jsonl")
+    assert run_cli(run.main, ["--config", config, "--backend", "none", "--out", run_file]) == 0
+    vshards = []
+    for i in range(3):
+        vshards.append(str(tmp_path / f"verdicts.{i}.jsonl"))
+        assert run_cli(judge.main, ["--config", config, "--runs", run_file, "--out", vshards[-1],
+                                    "--shard", f"{i}/3"]) == 0
+    out = str(tmp_path / "merged.jsonl")
+    assert run_cli(merge.main, ["--verdicts", "--out", out, *vshards]) == 2
+    assert "--runs is required" in capsys.readouterr().err
+    # Two of three shards: the answers of the third have no verdict.
+    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2]]) == 2
+    assert "no verdict in the shards" in capsys.readouterr().err
+    # A shard graded under another rule set (as if by another judge.py).
+    lines = [json.loads(x) for x in open(vshards[2], encoding="utf-8")]
+    lines[0]["rules_sha256"] = "0" * 64
+    odd = tmp_path / "verdicts.odd.jsonl"
+    odd.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
+    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2], str(odd)]) == 2
+    assert "graders" in capsys.readouterr().err
+    # Verdicts of answers the run files do not hold.
+    other = str(tmp_path / "oracle.jsonl")
+    assert run_cli(run.main, ["--config", config, "--backend", "oracle", "--out", other]) == 0
+    foreign = str(tmp_path / "verdicts.oracle.jsonl")
+    assert run_cli(judge.main, ["--config", config, "--runs", other, "--out", foreign]) == 0
+    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards, foreign]) == 2
+    assert "do not hold" in capsys.readouterr().err
+    assert not os.path.exists(out)
+    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards]) == 0
+
+
+def test_merge_refuses_run_shards_of_another_dataset_than_the_config(tmp_path, fake_llm, capsys):
+    config = write_config(tmp_path, dataset=DEV)
+    shards = []
+    for i in range(2):
+        shards.append(str(tmp_path / f"none.{i}.jsonl"))
+        assert run_cli(run.main, ["--config", config, "--backend", "none", "--out", shards[-1],
+                                  "--shard", f"{i}/2"]) == 0
+    edited = tmp_path / "dev-edited.jsonl"
+    edited.write_text(open(DEV, encoding="utf-8").read() + "\n", encoding="utf-8")  # same questions, other bytes
+    (tmp_path / "other").mkdir()
+    other = write_config(tmp_path / "other", dataset=str(edited))
+    assert run_cli(merge.main, ["--config", other, "--out", str(tmp_path / "m.jsonl"), *shards]) == 2
+    assert "ran on another dataset" in capsys.readouterr().err
