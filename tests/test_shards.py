@@ -21,6 +21,16 @@ def records(path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def run_shards(tmp_path, config: str, backend: str, n: int) -> list[str]:
+    """run.py --shard I/n for every I; the shard files."""
+    shards = []
+    for i in range(n):
+        shards.append(str(tmp_path / f"{backend}.{i}.jsonl"))
+        assert run_cli(run.main, ["--config", config, "--backend", backend, "--out", shards[-1],
+                                  "--shard", f"{i}/{n}"]) == 0
+    return shards
+
+
 def strip(recs: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in TIMING} for r in recs]
 
@@ -58,11 +68,7 @@ def test_three_shards_merged_equal_one_run_and_their_verdicts_equal_one_grading(
 
 def test_merge_refuses_a_missing_shard_a_duplicate_and_another_run(tmp_path, fake_llm, capsys):
     config = write_config(tmp_path, dataset=DEV)
-    shards = []
-    for i in range(3):
-        shards.append(str(tmp_path / f"none.{i}.jsonl"))
-        assert run_cli(run.main, ["--config", config, "--backend", "none", "--out", shards[-1],
-                                  "--shard", f"{i}/3"]) == 0
+    shards = run_shards(tmp_path, config, "none", 3)
     out = str(tmp_path / "merged.jsonl")
     nonempty = [s for s in shards if records(s)]
     assert all(records(s) for s in shards)  # every share of the 12 cases holds some
@@ -113,11 +119,7 @@ def test_merge_refuses_verdict_shards_that_do_not_grade_the_runs_exactly_once(tm
 
 def test_merge_refuses_run_shards_of_another_dataset_than_the_config(tmp_path, fake_llm, capsys):
     config = write_config(tmp_path, dataset=DEV)
-    shards = []
-    for i in range(2):
-        shards.append(str(tmp_path / f"none.{i}.jsonl"))
-        assert run_cli(run.main, ["--config", config, "--backend", "none", "--out", shards[-1],
-                                  "--shard", f"{i}/2"]) == 0
+    shards = run_shards(tmp_path, config, "none", 2)
     edited = tmp_path / "dev-edited.jsonl"
     edited.write_text(open(DEV, encoding="utf-8").read() + "\n", encoding="utf-8")  # same questions, other bytes
     (tmp_path / "other").mkdir()
