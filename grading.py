@@ -136,6 +136,14 @@ TENS_WORDS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".s
 UNIT_WORDS = frozenset("one two three four five six seven eight nine".split())
 
 
+# A word, or a number with what makes it another number: a leading minus ("-5" is not "5"), a
+# point or comma between digits ("1.5" is neither "1/5" nor "15"; "3.7.1" is one version) and a
+# percent sign ("16%" is not "16"). A minus or digit glued to a letter or digit before it is not
+# a sign ("pike-6", "3-5 days", "v2"), and a number glued to letters after it stays one word
+# as before ("16gb").
+NUMBER_OR_WORD = re.compile(r"(?<![^\W_])(?:-(?=\d))?\d+(?:[.,]\d+)*(?:\s?%)?(?![^\W_])|[^\W_]+")
+
+
 def _date_token(m: re.Match) -> str:
     groups = m.groupdict()
     month = int(groups["mo"]) if groups.get("mo") else MONTHS[groups["m"]]
@@ -150,15 +158,15 @@ def _words(text: str) -> list[tuple[str, bool]]:
     """The normalized words of a text, each with `glued`: True when punctuation without a space
     joined it to the previous word, as in "3.7.1", "pike-6b" or "v2", so that a rule can tell
     the gold "3.7" standing alone from the gold extended into another value."""
-    s = unicodedata.normalize("NFKC", text).casefold().replace("ё", "е")
+    s = unicodedata.normalize("NFKC", text).casefold().replace("ё", "е").replace("\u2212", "-")
     s = re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)
     for pattern in DATE_PATTERNS:
         s = pattern.sub(_date_token, s)
     s = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", s)
     out: list[tuple[str, bool]] = []
     previous, end = "", None
-    for m in re.finditer(r"[^\W_]+", s):
-        word = m.group()
+    for m in NUMBER_OR_WORD.finditer(s):
+        word = "".join(m.group().split())  # "16 %" is the one word "16%"
         glued = end is not None and not any(c.isspace() for c in s[end:m.start()])
         end = m.end()
         t = NUMBER_WORDS.get(word, word)
@@ -356,7 +364,7 @@ def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
 # tables' contents and the rule functions' source text go in, so any edit to a rule changes it.
 # ---------------------------------------------------------------------------------------------
 
-RULE_TABLES = ("MONTHS", "DATE_PATTERNS", "NUMBER_WORDS", "TENS_WORDS", "UNIT_WORDS", "HEDGES", "SHIFTS",
+RULE_TABLES = ("MONTHS", "DATE_PATTERNS", "NUMBER_OR_WORD", "NUMBER_WORDS", "TENS_WORDS", "UNIT_WORDS", "HEDGES", "SHIFTS",
                "FILLER", "DECLINES")
 RULE_FUNCTIONS = ("rubric_for", "_date_token", "_words", "normalize", "declines", "_same_word",
                   "_says_nothing_new", "pure_abstention", "is_unanswerable", "exact_match", "_spans",

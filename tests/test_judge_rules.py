@@ -85,6 +85,8 @@ def test_normalize_dates_numbers_and_unicode():
     assert normalize("Ёлка, ТРИ!") == "елка три"
     assert normalize("Twenty-one days") == normalize("twenty one days") == "21 days"
     assert normalize("20 1") == "20 1"  # digits are left as written
+    assert normalize("-5, 16 %, 1.5 and 3/7; Kafka 3.7.1") == "-5 16% 1.5 and 3 7 kafka 3.7.1"
+    assert normalize("pike-6, 3-5 days, 16GB") == "pike 6 3 5 days 16gb"  # a hyphen after a word is no sign
     assert "may" in normalize("It may rain").split()  # the modal verb is not a month
 
 
