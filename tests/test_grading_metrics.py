@@ -14,6 +14,18 @@ from grading import exact_match, states_value, token_f1
     ("Мира Окафор", "МИРА ОКАФОР", True),
     ("Postgres 16", "It is Postgres 16", False),
     ("Postgres 16", "Postgres 16.1", False),
+    # A sign, a decimal point and a percent sign are part of the number: values that differ
+    # stay apart, and spellings of one value still meet.
+    ("-5", "5", False),
+    ("16%", "16", False),
+    ("1.5", "1/5", False),
+    ("1.5", "15", False),
+    ("1/5", "15", False),
+    ("3.7", "3/7", False),
+    ("1,5", "1 5", False),                      # a decimal comma, as written in Russian
+    ("-5", "\u22125", True),                    # the Unicode minus sign
+    ("16%", "16 %", True),
+    ("Kafka 3.7", "kafka 3.7.", True),
     ("", "", False),                            # an empty gold matches nothing
 ])
 def test_exact_match_is_equality_after_normalization(gold, answer, expected):
@@ -28,6 +40,8 @@ def test_exact_match_is_equality_after_normalization(gold, answer, expected):
     # multisets: gold {the: 2, cat: 1}, answer {the: 1, cat: 2}: 1 + 1 shared, P = R = 2/3
     ("the the cat", "the cat cat", 2 / 3),
     ("three days", "3 days", 1.0),              # the grader's normalization applies
+    # [kafka, 3.7] vs [kafka, 3.7.1]: a version is one word, so 1 shared, P = R = 1/2
+    ("Kafka 3.7", "Kafka 3.7.1", 0.5),
     ("Postgres 16", "Redis 7", 0.0),
     ("Postgres 16", "", 0.0),
     ("", "", 1.0),                              # SQuAD: both empty agree
@@ -44,6 +58,9 @@ def test_token_f1_matches_hand_computed_values(gold, answer, expected):
     ("Postgres 140", "Postgres 14", False),
     ("4.24.10 is live", "4.24.1", False),
     ("It runs on pike-6b", "pike-6", False),
+    ("It is -5 degrees", "5", False),           # a negative number is another number
+    ("16% of users", "16", False),
+    ("It is 1.5", "5", False),
     ("Postgres 16", "", False),
 ])
 def test_states_value_needs_the_whole_value_on_word_boundaries(answer, value, expected):

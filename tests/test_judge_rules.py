@@ -17,24 +17,29 @@ def rules_only(record: dict) -> tuple[str, str] | None:
     return deterministic(record, with_judge=False)
 
 
-@pytest.mark.parametrize("gold, answer, layer", [
-    ("Postgres 16", "postgres 16.", "exact"),
-    ("Postgres 16", "  POSTGRES   16 ", "exact"),
-    ("Mira Okafor", "The job is owned by Mira Okafor.", "contains"),
-    ("quartz-7", "It runs on quartz 7", "contains"),
-    ("3 days", "It took three days.", "contains"),
-    ("2 weeks", "The freeze lasts two weeks", "contains"),
-    ("June 22", "The freeze ends on June 22nd, 2026.", "contains"),
-    ("June 22", "It ends 2026-06-22.", "contains"),
-    ("June 22", "It ends on 22 June.", "contains"),
-    ("1,000 requests", "about 1000 requests", "contains"),
-    ("ё-кластер", "Сервис живёт на е-кластер", "contains"),
-    ("Мира Окафор", "Владелец — Мира Окафор.", "contains"),
-    ("22 июня", "Заморозка закончится 22 июня 2026 года", "contains"),
-    ("ｆｕｌｌ-width 16", "full width 16", "exact"),
+FREEZE = "When does the billing release freeze end?"
+
+
+# Before the gold, `contains` allows only filler, openings ("it runs on") and the question's own
+# words, so each answer here comes with the question it answers.
+@pytest.mark.parametrize("gold, answer, layer, question", [
+    ("Postgres 16", "postgres 16.", "exact", "Which one is it?"),
+    ("Postgres 16", "  POSTGRES   16 ", "exact", "Which one is it?"),
+    ("Mira Okafor", "The job is owned by Mira Okafor.", "contains", "Who owns the ledger-sync job?"),
+    ("quartz-7", "It runs on quartz 7", "contains", "Which one is it?"),
+    ("3 days", "It took three days.", "contains", "Which one is it?"),
+    ("2 weeks", "The freeze lasts two weeks", "contains", "How long does the release freeze last?"),
+    ("June 22", "The freeze ends on June 22nd, 2026.", "contains", FREEZE),
+    ("June 22", "It ends 2026-06-22.", "contains", FREEZE),
+    ("June 22", "It ends on 22 June.", "contains", FREEZE),
+    ("1,000 requests", "1000 requests per second", "contains", "How many requests per second does it allow?"),
+    ("ё-кластер", "Сервис живёт на е-кластер", "contains", "На каком кластере живёт сервис?"),
+    ("Мира Окафор", "Владелец — Мира Окафор.", "contains", "Кто владелец ledger-sync?"),
+    ("22 июня", "Это 22 июня 2026 года", "contains", "Когда закончится заморозка?"),
+    ("ｆｕｌｌ-width 16", "full width 16", "exact", "Which one is it?"),
 ])
-def test_correct_by_rule(gold, answer, layer):
-    assert rules_only(rec(gold, answer)) == ("correct", layer)
+def test_correct_by_rule(gold, answer, layer, question):
+    assert rules_only(rec(gold, answer, question=question)) == ("correct", layer)
 
 
 @pytest.mark.parametrize("gold, answer", [
@@ -45,6 +50,32 @@ def test_correct_by_rule(gold, answer, layer):
 ])
 def test_wrong_facts_are_not_correct_by_rule(gold, answer):
     assert rules_only(rec(gold, answer)) is None
+
+
+POSTGRES = "Which Postgres version does billing run on?"
+
+
+# The review of the rules-only grading: each of these was correct by `contains`. Another value
+# before the gold, a change away from it or towards it, a list, an approximation.
+@pytest.mark.parametrize("gold, answer, question", [
+    ("Postgres 16", "Billing runs on MySQL; reporting runs on Postgres 16", POSTGRES),
+    ("Postgres 16", "Cassandra and Postgres 16", POSTGRES),
+    ("Postgres 16", "They stopped using Postgres 16", POSTGRES),
+    ("Postgres 16", "Billing moved off Postgres 16", POSTGRES),
+    ("Postgres 16", "They plan to move to Postgres 16", POSTGRES),
+    ("Postgres 16", "Billing used to run on Postgres 16", POSTGRES),
+    ("Postgres 16", "Billing also runs Postgres 16", POSTGRES),
+    ("Go", "Rust and Go", "Which language does the user want code examples in?"),
+    ("Redis", "Valkey, Redis", "Which cache does billing use?"),
+    ("Tariq Mbeki", "Mira Okafor, Tariq Mbeki", "Who took over ledger-sync from Mira Okafor?"),
+    ("16", "about 16 days", "How many days did the migration take?"),
+    ("16", "It took around 16 days.", "How many days did the migration take?"),
+    ("16", "roughly 16 days", "How many days did the migration take?"),
+    ("16", "~16 days", "How many days did the migration take?"),
+    ("1,000 requests", "about 1000 requests", "How many requests per second does it allow?"),
+])
+def test_another_value_a_change_or_an_approximation_around_the_gold_is_not_correct_by_rule(gold, answer, question):
+    assert rules_only(rec(gold, answer, question=question)) is None
 
 
 @pytest.mark.parametrize("answer", [
@@ -85,6 +116,8 @@ def test_normalize_dates_numbers_and_unicode():
     assert normalize("Ёлка, ТРИ!") == "елка три"
     assert normalize("Twenty-one days") == normalize("twenty one days") == "21 days"
     assert normalize("20 1") == "20 1"  # digits are left as written
+    assert normalize("-5, 16 %, 1.5 and 3/7; Kafka 3.7.1") == "-5 16% 1.5 and 3 7 kafka 3.7.1"
+    assert normalize("pike-6, 3-5 days, 16GB") == "pike 6 3 5 days 16gb"  # a hyphen after a word is no sign
     assert "may" in normalize("It may rain").split()  # the modal verb is not a month
 
 
@@ -191,7 +224,7 @@ def test_rule_set_hash_changes_when_a_rule_function_changes(monkeypatch):
 
 
 def test_a_shift_word_from_the_question_is_framing_but_a_hedge_from_it_is_still_a_hedge():
-    after = rec("7 days", "The fix shipped 7 days after the outage.", "temporal",
+    after = rec("7 days", "7 days after the outage.", "temporal",
                 question="How many days after the loam-store outage did the permanent fix ship?")
     assert rules_only(after) == ("correct", "contains")
     either = rec("report-fanout", "blob-gc or report-fanout",
