@@ -503,8 +503,8 @@ def rule_errors(items: list[dict], with_judge: bool) -> dict:
 # known-wrong kinds what a too-lenient one accepts.
 LABELS = ("correct", "incorrect")
 RIGHT_KINDS = ("verbose", "paraphrase", "number_form", "date_format", "other_script")
-WRONG_KINDS = ("other_value", "outdated", "vague", "hedge", "confident_unanswerable", "guess_unanswerable",
-               "abstain_answerable")
+WRONG_KINDS = ("other_value", "outdated", "vague", "hedge", "beside_other", "confident_unanswerable",
+               "guess_unanswerable", "abstain_answerable")
 CALIBRATION_FIELDS = {"id": str, "qid": str, "type": str, "question": str, "gold_answer": str, "meta": dict,
                       "answer": str, "label": str, "kind": str}
 

@@ -6,7 +6,8 @@ data/cases.jsonl, each with answers of known kinds, labelled by construction:
                other_script (Cyrillic transliteration of a name, or a Russian sentence)
   known wrong: other_value (another specific value, including the gold extended into a longer
                one: "Postgres 17.3.1"), outdated (meta.outdated_answers), vague (on topic, no
-               value), hedge (between the gold and another value), confident_unanswerable and
+               value), hedge (between the gold and another value), beside_other (the gold named beside
+               another value, or as the value left behind), confident_unanswerable and
                guess_unanswerable (a value, or a decline followed by a guess, on an abstention
                question), abstain_answerable (a decline on an answerable question)
 
@@ -269,6 +270,7 @@ def answerable_items(q: dict, pools: dict) -> list[tuple[str, str]]:
     vague = f"Sometime in {gold.split()[0]}." if kind == "date" else VAGUE[kind]
     out.append(("vague", vague))
     out.append(("hedge", variant(("Either {g} or {o}.", "{o}, or possibly {g}."), key).format(g=gold, o=other)))
+    out.append(("beside_other", variant(("{o} and {g}.", "They moved off {g} to {o}."), key).format(g=gold, o=other)))
     out.append(("abstain_answerable", variant(DECLINE_WRONG, key)))
     return out
 
