@@ -12,9 +12,11 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Protocol
@@ -96,14 +98,25 @@ def items_sha256(items: list[MemoryItem]) -> str:
 
 
 def keyword_ranks(hits: list[Hit], question: dict) -> list[int] | None:
-    """Ranks (1-based) of the hits that contain every keyword of the question (meta.keywords:
-    words that together appear in an answer-bearing turn; case-insensitive), or None when the
-    question has no keywords. Keyword recall needs no provenance, so it is measurable for every
-    system, including one that rewrites turns into facts or summaries (seed 003)."""
-    keywords = [k.casefold() for k in (question.get("meta") or {}).get("keywords") or []]  # optional
+    """Ranks (1-based) of the hits that contain any expected keyword of the question
+    (meta.keywords), or None when the question has no keywords. Issue 12 and seed 003 (Mneme's
+    recall@k): a hit counts when it contains AN expected keyword. A keyword matches on word
+    boundaries, after NFKC, case folding and collapsed whitespace on both sides: "go" is not in
+    "going", "pike-6" is not in "pike-61", and "Monday, November 17" matches as one phrase. A
+    keyword followed by punctuation still matches ("flint-9's", ":8298/healthz"), so "3.7" is
+    found in "3.7.1": the boundary is a letter or digit, not the grader's stricter reading.
+    Keyword recall needs no provenance, so it is measurable for every system, including one
+    that rewrites turns into facts or summaries."""
+    keywords = [k for k in (question.get("meta") or {}).get("keywords") or [] if k.strip()]  # optional
     if not keywords:
         return None
-    return [rank for rank, h in enumerate(hits, 1) if all(k in h.text.casefold() for k in keywords)]
+    patterns = [re.compile(rf"(?<!\w){re.escape(_keyword_text(k))}(?!\w)") for k in keywords]
+    return [rank for rank, h in enumerate(hits, 1) if any(p.search(_keyword_text(h.text)) for p in patterns)]
+
+
+def _keyword_text(text: str) -> str:
+    """The form keywords and hits are compared in: NFKC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

@@ -281,3 +281,17 @@ def test_a_budget_the_served_model_cannot_read_is_warned_of_before_any_call(tmp_
     (tmp_path / "info.json").write_text("{not json")
     assert run_system(config, "none", tmp_path / "c.jsonl") == 2
     assert "LLM_SERVER_INFO is not a readable JSON file" in capsys.readouterr().err
+
+
+def test_keyword_ranks_count_a_hit_holding_any_keyword_on_word_boundaries():
+    from interface import keyword_ranks
+    q = {"meta": {"keywords": ["Go", "pike-6", "Monday, November 17"]}}
+    hits = [Hit("user: we are going to rewrite it", 1.0),                 # 1: "go" inside "going"
+            Hit("assistant: the service is written in GO.", 0.9),        # 2: any one keyword is enough
+            Hit("user: pike-61 is the new cluster", 0.8),                 # 3: "pike-6" glued into "pike-61"
+            Hit("user: all of pike-6's pods moved", 0.7),                 # 4: a possessive still names it
+            Hit("user: the freeze starts Monday,\n  November 17", 0.6),   # 5: a phrase, whitespace collapsed
+            Hit("user: the freeze starts Monday and ends November 17", 0.5)]  # 6: words apart, not the phrase
+    assert keyword_ranks(hits, q) == [2, 4, 5]
+    assert keyword_ranks(hits, {"meta": {"keywords": []}}) is None
+    assert keyword_ranks(hits, {"meta": {}}) is None and keyword_ranks([], q) == []
