@@ -11,8 +11,9 @@ Rerunning the same command resumes: finished records stay, missing and failed on
 A finished file is in dataset order.
 
   --budgets 500,2000,8000  one search per question with a k large enough for the largest
-                           budget (top_k scaled by largest budget / context_token_budget);
-                           a context and an answer per budget (the budget curve)
+                           budget (enough hits of the dataset's typical turn to fill it, and at
+                           least top_k scaled by largest budget / context_token_budget); a
+                           context and an answer per budget (the budget curve)
   --repeat N               run the system N times (repeat 0..N-1): the noise floor; each
                            repeat has its own response-cache entries, and a backend that does
                            not declare itself deterministic is ingested again per repeat
@@ -33,12 +34,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 from typing import TextIO
 
 from backends import load_backend
-from context import build_context, make_counter
+from context import build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
@@ -199,10 +201,29 @@ def parse_budgets(text: str | None, cfg: dict) -> list[int]:
     return budgets
 
 
-def search_k(cfg: dict, budgets: list[int]) -> int:
-    """k for one search that serves every budget: top_k scaled by how much larger the largest
-    budget is than the configured one, so the largest context is cut by its budget, not by k."""
-    return max(cfg["top_k"], math.ceil(cfg["top_k"] * budgets[-1] / cfg["context_token_budget"]))
+def search_k(cfg: dict, budgets: list[int], hit_tokens: float | None) -> int:
+    """k for one search that serves every budget. One budget: the config's top_k (the contract).
+    A sweep (issue 12: "a k large enough for the largest budget"): enough hits of the typical
+    size (hit_tokens, typical_hit_tokens) to fill the largest budget, and never fewer than
+    top_k scaled by largest budget / context_token_budget. Scaling top_k alone left bm25 at
+    8,000 tokens using 23% of the budget with no hit cut on the bundled data: k, not the
+    budget, made that point of the curve."""
+    if len(budgets) == 1:
+        return cfg["top_k"]
+    scaled = math.ceil(cfg["top_k"] * budgets[-1] / cfg["context_token_budget"])
+    return max(cfg["top_k"], scaled, math.ceil(budgets[-1] / hit_tokens))
+
+
+def typical_hit_tokens(path: str, case_id: str, counter) -> float:
+    """The median tokens of one turn as a context line (render_line, the configured tokenizer),
+    over the turns of one case: the dataset's first, so that every shard and --limit of a run
+    computes the same k, and reading it costs one line of the file, not a second pass."""
+    cases = iter_cases(path, {case_id})
+    case = next(cases)
+    cases.close()
+    lines = [render_line(1, Hit(text=it.text, score=1.0, timestamp=it.metadata["timestamp"]))
+             for s in case["sessions"] for it in session_items(s)]
+    return statistics.median(counter.count(line) for line in lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,13 +346,14 @@ def main(argv: list[str] | None = None) -> int:
     budgets = parse_budgets(a.budgets, cfg)
     shard = parse_shard(a.shard)
     cases = dataset_index(cfg["dataset"])
+    counter = make_counter(cfg["tokenizer"])
+    hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
     if a.limit:
         cases = cases[:a.limit]
         print(f"warning: --limit {a.limit}: only the first {len(cases)} cases; these numbers are not comparable "
               f"to a run on the whole dataset", file=sys.stderr)
     if shard:
         cases = [c for c in cases if shard_of(c, shard[1]) == shard[0]]
-    counter = make_counter(cfg["tokenizer"])
     # The model-free pass needs no endpoint; any other run checks the endpoint variables
     # before any work is done.
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
@@ -340,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
-                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets),
+                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),
                 "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"], "seed": cfg["seed"],
                 "retrieval_only": a.retrieval_only, "limit": a.limit}
     questions = [q for c in cases for q in c["questions"]]
@@ -352,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
           f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
           + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
+    if hit_tokens is not None:
+        print(f"budget sweep: one search per question with k={identity['top_k']} (recorded as top_k): enough hits "
+              f"of {hit_tokens:g} tokens, the median turn of the dataset's first case, to fill budget {budgets[-1]}",
+              file=sys.stderr)
 
     # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
     # backend that embeds its turns while the model answers starves llama.cpp's spinning thread

@@ -33,8 +33,11 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
     assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
     recs = records(out)
     assert len(recs) == 6 * 3 and len(searches) == 6
-    assert set(searches) == {17}  # top_k 10 scaled by 2000 / 1200
-    assert all(r["top_k"] == 17 for r in recs)
+    # k fills the largest budget with hits of the typical size: the first case's six turns, as
+    # context lines, are 24, 17, 22, 22, 18 and 23 tokens (approx, len // 4), median 22, and
+    # ceil(2000 / 22) = 91 is above top_k 10 scaled by 2000 / 1200 (17).
+    assert set(searches) == {91}
+    assert all(r["top_k"] == 91 for r in recs)
     by_q: dict = {}
     for r in recs:
         by_q.setdefault(r["qid"], {})[r["context_token_budget"]] = r
@@ -49,6 +52,20 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
     before = fake_llm.requests
     assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
     assert fake_llm.requests == before and len(records(out)) == 18
+
+
+def test_a_single_budget_searches_with_the_configured_top_k_and_a_sweep_with_the_same_k_in_every_shard(
+        tmp_path, fake_llm, config, capsys):
+    out = tmp_path / "one.jsonl"
+    assert run_system(config, "keyword", out, "--retrieval-only", "--budgets", "8000") == 0
+    assert {r["top_k"] for r in records(out)} == {10}  # the contract's k, whatever the budget
+    # A sweep's k comes from the dataset's first case, not the shard's or the --limit's.
+    ks = set()
+    for i in range(2):
+        out = tmp_path / f"shard{i}.jsonl"
+        assert run_system(config, "keyword", out, "--retrieval-only", "--budgets", "500,2000", "--shard", f"{i}/2") == 0
+        ks |= {r["top_k"] for r in records(out)}
+    assert ks == {91} and "k=91 (recorded as top_k)" in capsys.readouterr().err  # ceil(2000 / 22)
 
 
 def test_repeats_are_real_repeats_with_their_own_cache_entries(tmp_path, fake_llm, config):
