@@ -65,6 +65,9 @@ class Control:
     flush_note = None
     deterministic = True
     time_aware = False
+    # A control's hits come from the case itself (every turn, or the evidence), whatever k is:
+    # k never bounds its context (k_limited is false).
+    searches_with_k = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -98,6 +101,7 @@ class Control:
 class BackendSystem:
     """A real memory system behind the MemoryBackend protocol."""
     newest_first = False
+    searches_with_k = True
 
     def __init__(self, backend, time_aware_search: bool) -> None:
         self.backend = backend
@@ -108,7 +112,7 @@ class BackendSystem:
         # Optional declarations of a backend (backends/README.md): its search is byte-for-byte
         # repeatable (ingested once for all repeats), it calls a model through llm_client (whose
         # usage is counted apart), it uses the question's date as "now" (seed guide, section 12).
-        self.deterministic = getattr(backend, "deterministic", False)
+        self.deterministic = bool(getattr(backend, "deterministic", False))
         self._llm = getattr(backend, "llm_client", None)
         self.time_aware = time_aware_search and getattr(backend, "uses_time", False)
 
@@ -297,12 +301,16 @@ def ask(pool: Workers, client: LLMClient, cfg: dict, record: dict, prompt: str) 
 def base_record(identity: dict, system, case: dict, q: dict) -> dict:
     """A question's record before retrieval and answer: who, what, and the contract."""
     return {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
+            # Informational, outside the identity (a backend's declaration is not part of the
+            # contract, and resume must not depend on it): check.py holds a system that declares
+            # itself deterministic, whose searches run.py reuses across repeats, to identical reruns.
+            "deterministic": system.deterministic,
             "case_id": case["case_id"], "cluster": case.get("cluster", case["case_id"]),  # optional
             "qid": q["qid"], "type": q["type"], "question": q["question"], "asked_at": q["asked_at"],
             "gold_answer": q["gold_answer"], "evidence": q["evidence"],
             "meta": q.get("meta", {}),  # meta is optional in the contract
             "retrieved_ids": None, "context_ids": None, "context_tokens": None, "keyword_ranks": None,
-            "hits_returned": None, "hits_kept": None, "hits_cut": None,
+            "hits_returned": None, "hits_kept": None, "hits_cut": None, "k_limited": None,
             "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
             "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None, "internal_usage": None,
             "search_ms": None, "search_calls_in_flight": None, "cached": False, "error": None}
@@ -476,6 +484,7 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                     record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
                                   context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
                                   hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut,
+                                  k_limited=k_limited(system, ctx, identity["top_k"]),
                                   keyword_ranks=keyword_ranks(hits, q), search_calls_in_flight=in_flight)
                 if error is not None or identity["retrieval_only"]:
                     out.append((record, None))
@@ -483,6 +492,12 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                 prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
                 out.append((record, prompt))
     return out
+
+
+def k_limited(system, ctx, k: int) -> bool:
+    """k, not the budget, bounded this context: the search returned all k hits it was allowed
+    and the budget cut none of them, so a larger k could have filled more of the budget."""
+    return system.searches_with_k and ctx.hits_returned == k and ctx.hits_cut == 0
 
 
 def search_case(system, case: dict, todo: list[dict], namespace: str, identity: dict, cfg: dict,

@@ -312,3 +312,35 @@ def test_keyword_ranks_count_a_hit_holding_any_keyword_on_word_boundaries():
     assert keyword_ranks(hits, q) == [2, 4, 5]
     assert keyword_ranks(hits, {"meta": {"keywords": []}}) is None
     assert keyword_ranks(hits, {"meta": {}}) is None and keyword_ranks([], q) == []
+
+
+def test_k_limited_says_when_k_and_not_the_budget_bounded_the_context(tmp_path, monkeypatch):
+    cfg = write_config(tmp_path, top_k=2)
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(cfg, "keyword", out, "--retrieval-only", "--budgets", "20,1200") == 0
+    recs = records(out)
+    assert {r["top_k"] for r in recs} == {55}  # a sweep: ceil(1200 / 22)
+    one = tmp_path / "one.jsonl"
+    assert run_system(cfg, "keyword", one, "--retrieval-only") == 0
+    recs = records(one)
+    # top_k 2 at budget 1200: every search returns its 2 hits (each case has more turns that
+    # share a word with the question) and the budget cuts none: k bounded every context.
+    assert all(r["hits_returned"] == 2 and r["hits_cut"] == 0 for r in recs)
+    assert all(r["k_limited"] is True and r["deterministic"] is True for r in recs)
+    # The sweep's k = 55 returns every matching turn, fewer than k: never k-limited; at budget
+    # 20 the budget cuts hits: not k-limited either.
+    assert all(r["k_limited"] is False for r in records(out))
+    # A control ignores k: full_context's 6 turns of case c001 with top_k 6, nothing cut, are
+    # not k-limited.
+    full = tmp_path / "full.jsonl"
+    (tmp_path / "k6").mkdir()
+    assert run_system(write_config(tmp_path / "k6", top_k=6), "full_context", full, "--retrieval-only") == 0
+    c001 = [r for r in records(full) if r["case_id"] == "c001"]
+    assert len(c001) == 3 and all(r["hits_returned"] == 6 and r["hits_cut"] == 0 for r in c001)
+    assert all(r["k_limited"] is False for r in records(full))
+    # A failed search measured nothing: null.
+    import backends.keyword
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "search", lambda self, ns, q, k: 1 / 0)
+    failed = tmp_path / "failed.jsonl"
+    assert run_system(cfg, "keyword", failed, "--retrieval-only") == 3
+    assert all(r["error"].startswith("backend: ZeroDivisionError") and r["k_limited"] is None for r in records(failed))
