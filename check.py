@@ -5,9 +5,11 @@ and the same goes to results/checks.json for score.py and the report. Exit 1 on 
 Checks, in order:
   contract     the run files are one comparison (interface.load_comparison: same model, prompt,
                top_k, budget, questions), and the verdicts belong to exactly these records
-  budget       per system: context_tokens never above context_token_budget (FAIL naming the
-               file:line and qid), mean and max use; WARN when a real system uses less than
-               checks.budget_use_min of the budget on average (say so in the report)
+  budget       per system and budget (a sweep's budgets apart): context_tokens never above
+               context_token_budget (FAIL naming the file:line and qid), mean and max use; WARN
+               when a real system uses less than checks.budget_use_min of the budget on average
+               (say so in the report), with the share of records k_limited (k, not the budget,
+               bounded the context)
   controls     `none` at most checks.none_max on every answerable type (else its golds can be
                guessed: the questions are listed); `oracle` at least checks.oracle_min on every
                type (its wrong answers listed by type); every real system between the two on
@@ -253,31 +255,45 @@ def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict
                    f"with this code's rules", numbers), m.pairs)
 
 
-def check_budget(path: str, rows: list[tuple[int, dict]], settings: dict) -> dict:
-    """One run file's context use: never over its budget, with mean and max use."""
-    backend = rows[0][1]["backend"]
+def check_budgets(path: str, rows: list[tuple[int, dict]], settings: dict) -> list[dict]:
+    """One run file's context use, one result per budget: a sweep is one comparison per budget
+    (issue 12), and a mean over its budgets passed a file whose largest budget was 23% used."""
+    budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
+    return [check_budget(path, [(n, r) for n, r in rows if r[BUDGET_FIELD] == b], len(budgets) > 1, settings)
+            for b in budgets]
+
+
+def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings: dict) -> dict:
+    """One run file's context use at one budget: never over it, with mean and max use, and how
+    often k rather than the budget bounded the context (k_limited)."""
+    backend, budget = rows[0][1]["backend"], rows[0][1][BUDGET_FIELD]
+    subject = f"{backend}@{budget}" if sweep else backend
     used = [(lineno, r) for lineno, r in rows if r["context_tokens"] is not None]
     over = [{"text": f"{path}:{lineno}: {r['qid']} used {r['context_tokens']} tokens, budget "
                      f"{r[BUDGET_FIELD]}", "file": path, "line": lineno, "qid": r["qid"],
              "context_tokens": r["context_tokens"], "budget": r[BUDGET_FIELD]}
             for lineno, r in used if r["context_tokens"] > r[BUDGET_FIELD]]
-    shares = [r["context_tokens"] / r[BUDGET_FIELD] for _, r in used]
+    shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
-    budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
-    numbers = {"file": path, "records": len(rows), "measured": len(used), "over_budget": len(over),
-               "budgets": budgets, "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
-               "mean_use": mean(shares), "max_use": max(shares) if shares else None}
+    limited = sum(r["k_limited"] is True for _, r in used)
+    numbers = {"file": path, "budget": budget, "records": len(rows), "measured": len(used), "over_budget": len(over),
+               "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
+               "mean_use": mean(shares), "max_use": max(shares) if shares else None,
+               "k_limited": limited, "k_limited_share": limited / len(used) if used else None}
     if not used:
-        return result("budget", backend, "SKIP", f"{path}: no record has context_tokens (every question failed)",
-                      numbers)
+        return result("budget", subject, "SKIP", f"{path}: no record at budget {budget} has context_tokens (every "
+                      f"question failed)", numbers)
     text = (f"{path}: mean {numbers['mean_tokens']:.0f} tokens ({numbers['mean_use']:.0%} of the budget), max "
-            f"{numbers['max_tokens']} (budget {', '.join(map(str, budgets))}) over {len(used)} records")
+            f"{numbers['max_tokens']} (budget {budget}) over {len(used)} records")
     if over:
-        return result("budget", backend, "FAIL", f"{len(over)} record(s) over the budget; " + text, numbers, over)
+        return result("budget", subject, "FAIL", f"{len(over)} record(s) over the budget; " + text, numbers, over)
     if backend not in CONTROL_NAMES and numbers["mean_use"] < settings["budget_use_min"]:
-        return result("budget", backend, "WARN", text + f": below {settings['budget_use_min']:.0%} on average, "
-                      f"its context is cut by top_k or the histories are short; state it in the report", numbers)
-    return result("budget", backend, "PASS", text, numbers)
+        why = (f"top_k bounded the context of {limited} of {len(used)} records ({numbers['k_limited_share']:.0%} "
+               f"k_limited: every hit returned fit), so this budget measures k, not the budget"
+               if limited else "no record was k_limited: the histories or the hits are short")
+        return result("budget", subject, "WARN", text + f": below {settings['budget_use_min']:.0%} on average; "
+                      f"{why}; state it in the report", numbers)
+    return result("budget", subject, "PASS", text, numbers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -698,7 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
     cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
-                                  "context_tokens", BUDGET_FIELD, "added_sha256", "added_items", "error") + RERUN_FIELDS)
+                                  "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error")
+                         + RERUN_FIELDS)
     verdicts = read_verdicts(a.verdicts)
 
     results = []
@@ -713,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
     by_file: dict = defaultdict(list)
     for path, lineno, rec in run_rows:
         by_file[path].append((lineno, rec))
-    results += [check_budget(path, rows, settings) for path, rows in by_file.items() if rows]
+    results += [r for path, rows in by_file.items() if rows for r in check_budgets(path, rows, settings)]
     # 2. The controls bracket the harness.
     results += check_controls(pairs, why, settings)
     # 3. Retrieval repeats itself, and waits for the index.

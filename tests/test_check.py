@@ -138,6 +138,34 @@ def test_a_real_system_using_little_of_the_budget_is_a_warning(tmp_path):
     assert c["budget/none"]["status"] == "PASS"  # a control is empty by design
 
 
+def sweep(name: str, correct: set, tokens: dict, **fields) -> list[dict]:
+    """One system over the budgets of a sweep: budget -> context_tokens of each record."""
+    return [r for budget, t in tokens.items()
+            for r in system(name, correct, context_token_budget=budget, context_tokens=t, **fields)]
+
+
+def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_share(tmp_path, capsys):
+    # 90%, 80% and 25% of 500, 2000 and 8000: 65% on average, which passed; the largest budget
+    # alone is a quarter used, every hit that k let through having fit (k_limited).
+    budgets = {500: 450, 2000: 1600, 8000: 2000}
+    kw = sweep("keyword", {"q0"}, budgets)
+    kw = [{**r, "k_limited": r["context_token_budget"] == 8000 and r["qid"] != "q5"} for r in kw]
+    systems = {"none": sweep("none", {"q2", "q5"}, {b: 0 for b in budgets}),
+               "oracle": sweep("oracle", {f"q{i}" for i in range(6)}, budgets), "keyword": kw}
+    code, c, _ = checked(tmp_path, systems)
+    assert code == 0 and "budget/keyword" not in c
+    assert c["budget/keyword@500"]["status"] == c["budget/keyword@2000"]["status"] == "PASS"
+    big = c["budget/keyword@8000"]
+    assert big["status"] == "WARN" and big["numbers"]["mean_use"] == 0.25
+    assert big["numbers"]["k_limited"] == 5 and big["numbers"]["k_limited_share"] == pytest.approx(5 / 6)
+    assert "top_k bounded the context of 5 of 6 records (83% k_limited" in big["summary"]
+    assert "WARN  budget/keyword@8000:" in capsys.readouterr().out
+    # Without k_limited records the warning says k was not the limit.
+    systems["keyword"] = [{**r, "k_limited": False} for r in kw]
+    _, c, _ = checked(tmp_path, systems)
+    assert "no record was k_limited" in c["budget/keyword@8000"]["summary"]
+
+
 def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_exit_2(tmp_path, capsys):
     kw = system("keyword", {"q0"}, context_tokens=900, prompt_sha256="e" * 64)
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
