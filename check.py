@@ -5,6 +5,8 @@ and the same goes to results/checks.json for score.py and the report. Exit 1 on 
 Checks, in order:
   contract     the run files are one comparison (interface.load_comparison: same model, prompt,
                top_k, budget, questions), and the verdicts belong to exactly these records
+               (retrieval-only records have no answer and need none: --verdicts is required
+               only when a run answered)
   budget       per system and budget (a sweep's budgets apart): context_tokens never above
                context_token_budget (FAIL naming the file:line and qid), mean and max use; WARN
                when a real system uses less than checks.budget_use_min of the budget on average
@@ -33,6 +35,7 @@ Usage:
   python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --manifest results/manifest-RUN.json
   python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --config config.yaml \\
       --rerun runs-check/keyword-2.jsonl --lag runs-check/keyword-wait.jsonl --out results/checks.json
+  python check.py --runs runs/model-free/*.jsonl --config config.yaml --out results/model-free/checks.json
 """
 from __future__ import annotations
 
@@ -227,9 +230,15 @@ def check_comparison(paths: list[str]) -> tuple[dict, list | None, str | None]:
                    items), comp.records, None)
 
 
-def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict, list | None]:
+def check_verdicts(records: list[dict], verdicts: dict, path: str | None) -> tuple[dict, list | None, str | None]:
     """The verdicts belong to exactly these records under one grader and this code's rules
-    (what score.py refuses); returns (result, [(record, verdict)] or None)."""
+    (what score.py refuses); returns (result, [(record, verdict)] or None, why there are none).
+    A retrieval-only record has no answer and judge.py writes it no verdict (as score.py's
+    pair_verdicts, it is left out): a model-free comparison has nothing to grade."""
+    records = [r for r in records if not r["retrieval_only"]]
+    if not records:
+        why = "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
+        return result("contract", "verdicts", "SKIP", why), None, why
     m = match_verdicts(records, verdicts, RULES_SHA256)
     stale = [{"text": f"{path}:{lineno}: {r['backend']} {r['qid']}: graded another question, gold, annotation or "
                       f"answer than its run record holds", "line": lineno, "backend": r["backend"], "qid": r["qid"]}
@@ -250,9 +259,10 @@ def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict
     items = [{"text": f"{r['backend']} {r['qid']}: no verdict", "backend": r["backend"], "qid": r["qid"]}
              for r in m.missing] + stale
     if problems:
-        return result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None
+        return (result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None,
+                "the verdicts do not belong to these runs (see contract/verdicts)")
     return (result("contract", "verdicts", "PASS", f"{len(m.pairs)} verdicts, one per record, graded by one grader "
-                   f"with this code's rules", numbers), m.pairs)
+                   f"with this code's rules", numbers), m.pairs, None)
 
 
 def check_budgets(path: str, rows: list[tuple[int, dict]], settings: dict) -> list[dict]:
@@ -700,7 +710,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run every check; exit 1 when one FAILs."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/*.jsonl)")
-    ap.add_argument("--verdicts", required=True, help="results/verdicts.jsonl from judge.py")
+    ap.add_argument("--verdicts", help="results/verdicts.jsonl from judge.py (not needed when every run is "
+                                       "retrieval-only)")
     ap.add_argument("--manifest", help="results/manifest-RUN.json: names the dataset the runs were made from")
     ap.add_argument("--config", help="config.yaml: the `checks:` thresholds (and the dataset, without --manifest)")
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")
@@ -714,9 +725,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
     cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
-                                  "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error")
+                                  "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error",
+                                  "retrieval_only")
                          + RERUN_FIELDS)
-    verdicts = read_verdicts(a.verdicts)
+    answered = next((path for path, _, r in run_rows if not r["retrieval_only"]), None)
+    if answered and not a.verdicts:
+        raise InputError(f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts "
+                         f"results/verdicts.jsonl from judge.py")
+    verdicts = read_verdicts(a.verdicts) if a.verdicts else {}
 
     results = []
     # 1. The contract: one comparison, and verdicts that belong to it.
@@ -724,9 +740,8 @@ def main(argv: list[str] | None = None) -> int:
     results.append(comparison)
     pairs = None
     if records is not None:
-        verdict_check, pairs = check_verdicts(records, verdicts, a.verdicts)
+        verdict_check, pairs, why = check_verdicts(records, verdicts, a.verdicts)
         results.append(verdict_check)
-        why = "the verdicts do not belong to these runs (see contract/verdicts)" if pairs is None else None
     by_file: dict = defaultdict(list)
     for path, lineno, rec in run_rows:
         by_file[path].append((lineno, rec))
@@ -773,7 +788,8 @@ def main(argv: list[str] | None = None) -> int:
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dataset_sha256": dataset_sha,
         "grader": grader,
-        "inputs": {"runs": {p: sha256_file(p) for p in a.runs}, "verdicts": {a.verdicts: sha256_file(a.verdicts)},
+        "inputs": {"runs": {p: sha256_file(p) for p in a.runs},
+                   "verdicts": {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {},
                    "manifest": a.manifest, "config": a.config,
                    "rerun": {p: sha256_file(p) for p in a.rerun}, "lag": {p: sha256_file(p) for p in a.lag}},
         "thresholds": settings,

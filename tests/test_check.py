@@ -375,15 +375,33 @@ def test_a_lagging_index_is_caught_by_a_rerun_after_an_extra_wait(tmp_path, fake
     lag = run_system(cfg, "http", tmp_path / "runs-check" / "http-wait.jsonl", "--retrieval-only",
                      "--extra-wait-s", "1")
     out = tmp_path / "checks.json"
-    # Retrieval-only runs have no verdicts; an empty verdicts file leaves the verdict checks to fail,
-    # which is not what is tested here.
-    empty = write_jsonl(tmp_path / "verdicts.jsonl", [])
-    run_cli(check.main, ["--runs", main, "--verdicts", empty, "--config", cfg, "--out", str(out), "--lag", lag])
+    run_cli(check.main, ["--runs", main, "--config", cfg, "--out", str(out), "--lag", lag])  # no verdicts: model-free
     c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["lag/http"]
     assert c["status"] == status
     if status == "FAIL":
         assert "flush does not wait" in c["summary"] and c["numbers"]["differ"] == 6
         assert c["numbers"]["recall_any_main"] == 0.0 and c["numbers"]["recall_any_after_wait"] > 0
+
+
+def test_model_free_runs_need_no_verdicts_and_skip_what_needs_answers(tmp_path, fake_llm, capsys):
+    cfg = write_config(tmp_path)
+    runs = [run_system(cfg, b, tmp_path / "runs" / f"{b}.jsonl", "--retrieval-only") for b in ("none", "oracle", "keyword")]
+    out = tmp_path / "checks.json"
+    # A verdicts file, even judge.py's own for these runs (it grades nothing), changes nothing.
+    verdicts = str(tmp_path / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 0
+    for extra in ([], ["--verdicts", verdicts]):
+        assert run_cli(check.main, ["--runs", *runs, "--config", cfg, "--out", str(out), *extra]) == 0
+        c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
+        assert {x["status"] for x in c.values()} <= {"PASS", "WARN", "SKIP"}
+        assert c["contract/comparison"]["status"] == "PASS"
+        assert c["contract/verdicts"]["status"] == "SKIP" and "retrieval-only" in c["contract/verdicts"]["summary"]
+        assert c["controls/oracle"]["status"] == "SKIP" and "retrieval-only" in c["controls/oracle"]["summary"]
+        assert c["leakage/keyword"]["status"] == "PASS"
+    # Runs that answered cannot be checked without their verdicts: exit 2, saying so.
+    answered = run_system(cfg, "none", tmp_path / "answered" / "none.jsonl")
+    assert run_cli(check.main, ["--runs", answered, "--config", cfg, "--out", str(tmp_path / "c2.json")]) == 2
+    assert f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------
