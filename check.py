@@ -6,7 +6,8 @@ Checks, in order:
   contract     the run files are one comparison (interface.load_comparison: same model, prompt,
                top_k, budget, questions), and the verdicts belong to exactly these records
                (retrieval-only records have no answer and need none: --verdicts is required
-               only when a run answered)
+               only when a run answered); per budget, one served model answered every system
+               (WARN naming each model, its answers and systems)
   budget       per system and budget (a sweep's budgets apart): context_tokens never above
                context_token_budget (FAIL naming the file:line and qid), mean and max use; WARN
                when a real system uses less than checks.budget_use_min of the budget on average
@@ -43,7 +44,7 @@ import argparse
 import json
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from grading import RULES_SHA256, fisher_greater
@@ -263,6 +264,39 @@ def check_verdicts(records: list[dict], verdicts: dict, path: str | None) -> tup
                 "the verdicts do not belong to these runs (see contract/verdicts)")
     return (result("contract", "verdicts", "PASS", f"{len(m.pairs)} verdicts, one per record, graded by one grader "
                    f"with this code's rules", numbers), m.pairs, None)
+
+
+def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
+    """Per budget (one comparison each), the answers of every system file came from one served
+    model: the contract holds the answer model constant, and an endpoint that routed keyword to
+    one model and full_context to another would compare models, not memories. A WARN naming
+    each model, its answers and the systems it served; a SKIP when no answer names one."""
+    served: dict = defaultdict(lambda: defaultdict(Counter))  # budget -> model -> backend -> answers
+    budgets = sorted({r[BUDGET_FIELD] for _, _, r in run_rows})
+    for _, _, r in run_rows:
+        if r["served_model"] is not None:
+            served[r[BUDGET_FIELD]][r["served_model"]][r["backend"]] += 1
+    out = []
+    for budget in budgets:
+        subject = f"served_model@{budget}" if len(budgets) > 1 else "served_model"
+        models = served[budget]
+        counts = {m: dict(sorted(by.items())) for m, by in sorted(models.items())}
+        numbers = {"budget": budget, "models": counts}
+        if not models:
+            out.append(result("contract", subject, "SKIP", "no record names a served model (retrieval-only runs, or "
+                              "every answer call failed)", numbers))
+            continue
+        text = "; ".join(f"{m}: {sum(by.values())} answers ("
+                         + ", ".join(f"{b} {n}" for b, n in by.items()) + ")" for m, by in counts.items())
+        if len(models) > 1:
+            items = [{"text": f"{m}: {sum(by.values())} answers of " + ", ".join(f"{b} ({n})" for b, n in by.items()),
+                      "served_model": m, "answers": by} for m, by in counts.items()]
+            out.append(result("contract", subject, "WARN", f"{len(models)} served models answered this comparison"
+                              + (f" at budget {budget}" if len(budgets) > 1 else "") + f": {text}; the answer model "
+                              f"was not the same for every system: rerun them against one served model", numbers, items))
+        else:
+            out.append(result("contract", subject, "PASS", f"one served model: {text}", numbers))
+    return out
 
 
 def check_budgets(path: str, rows: list[tuple[int, dict]], settings: dict) -> list[dict]:
@@ -726,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
     cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
                                   "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error",
-                                  "retrieval_only")
+                                  "retrieval_only", "served_model")
                          + RERUN_FIELDS)
     answered = next((path for path, _, r in run_rows if not r["retrieval_only"]), None)
     if answered and not a.verdicts:
@@ -742,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     if records is not None:
         verdict_check, pairs, why = check_verdicts(records, verdicts, a.verdicts)
         results.append(verdict_check)
+    results += check_served_models(run_rows)
     by_file: dict = defaultdict(list)
     for path, lineno, rec in run_rows:
         by_file[path].append((lineno, rec))

@@ -166,6 +166,27 @@ def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_sh
     assert "no record was k_limited" in c["budget/keyword@8000"]["summary"]
 
 
+def test_systems_answered_by_different_served_models_are_a_warning_per_budget(tmp_path, capsys):
+    code, c, _ = checked(tmp_path, GOOD)
+    assert c["contract/served_model"]["status"] == "PASS" and "one served model: m-served: 18 answers" in \
+        c["contract/served_model"]["summary"]
+    # keyword's answers all came from model A, full_context's all from B, at one budget of two.
+    budgets = {1200: 900, 8000: 2000}
+    systems = {"none": sweep("none", {"q2", "q5"}, {b: 0 for b in budgets}),
+               "keyword": sweep("keyword", {"q0"}, budgets, served_model="A"),
+               "full_context": [{**r, "served_model": "B" if r["context_token_budget"] == 8000 else "A"}
+                                for r in sweep("full_context", {"q0"}, budgets)]}
+    systems["none"] = [{**r, "served_model": "A"} for r in systems["none"]]
+    code, c, _ = checked(tmp_path, systems)
+    assert code == 0 and c["contract/served_model@1200"]["status"] == "PASS"
+    w = c["contract/served_model@8000"]
+    assert w["status"] == "WARN"
+    assert w["numbers"]["models"] == {"A": {"keyword": 6, "none": 6}, "B": {"full_context": 6}}
+    assert "2 served models answered this comparison at budget 8000: A: 12 answers (keyword 6, none 6); " \
+           "B: 6 answers (full_context 6)" in w["summary"]
+    assert "WARN  contract/served_model@8000" in capsys.readouterr().out
+
+
 def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_exit_2(tmp_path, capsys):
     kw = system("keyword", {"q0"}, context_tokens=900, prompt_sha256="e" * 64)
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
@@ -304,7 +325,7 @@ def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
     # One line per check, in the JSON's order, with the JSON's status, and the totals last.
     status_lines = [line for line in printed if line[:4] in check.STATUSES]
     assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
-    assert data["status"] == "PASS" and printed[-1] == "result: PASS (10 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert data["status"] == "PASS" and printed[-1] == "result: PASS (11 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
     assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["oracle_min"]["default"] == 0.0
 
 
