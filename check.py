@@ -18,8 +18,9 @@ Checks, in order:
                type (its wrong answers listed by type); every real system between the two on
                answerable questions (above the oracle: audit the evidence labels)
   determinism  --rerun FILE, a second run of a backend (run.py --retrieval-only is enough): the
-               share of questions whose retrieved ids differ, which must be 0 for the controls
-               and checks.deterministic_backends (FAIL), and is a noise rate for others (WARN)
+               share of questions whose retrieved ids differ, which must be 0 for the controls,
+               checks.deterministic_backends and every system whose records say it declares
+               itself deterministic (FAIL), and is a noise rate for others (WARN)
   lag          --lag FILE, a rerun made with run.py --extra-wait-s S: retrieved ids must not
                change; if they do, flush does not wait until the index is ready (FAIL)
   leakage      every record's added_sha256 equals the hash of its case's own turns
@@ -72,7 +73,7 @@ CHECK_DEFAULTS = {
     # Seed 001's checklist (item 2): a system that uses half the budget or less is to be stated.
     "budget_use_min": 0.50,
     # Backends whose retrieval must be byte-for-byte repeatable (seed guide 9.2); the controls
-    # always are.
+    # always are, and so is every system whose records say it declares itself deterministic.
     "deterministic_backends": ["keyword"],
     # "Clearly more" unparseable verdicts (seed guide, section 6): at least this many, and a
     # one-sided Fisher exact test against the other systems pooled below this p. 0.01 because
@@ -489,7 +490,7 @@ def check_controls(pairs: list[tuple[dict, dict]] | None, why: str | None, setti
 # ---------------------------------------------------------------------------------------------
 
 RERUN_FIELDS = ("backend", "backend_version", "repeat", "qid", "evidence", "retrieved_ids", "error",
-                "dataset_sha256", "top_k", "extra_wait_s")
+                "dataset_sha256", "top_k", "extra_wait_s", "deterministic")
 # What retrieved ids depend on: two runs that differ in one of these are not the same retrieval.
 SAME_RETRIEVAL = ("backend_version", "dataset_sha256", "top_k")
 
@@ -552,9 +553,13 @@ def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[
     diffs, unmeasured = differ(pairs)
     compared = len(pairs) - unmeasured
     rate = len(diffs) / compared if compared else None
-    must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"]
+    # A system that declares itself deterministic has its searches reused across repeats by
+    # run.py, so its repeats are only honest if its reruns are identical: held to it like the
+    # configured list.
+    declared = any(m["deterministic"] for m, _ in pairs)
+    must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"] or declared
     numbers = {"file": path, "compared": compared, "differ": len(diffs), "rate": rate, "must_be_identical": must,
-               "not_measurable": unmeasured, **counts}
+               "declares_deterministic": declared, "not_measurable": unmeasured, **counts}
     if compared == 0:
         return (result("determinism", backend, "SKIP", f"{path}: nothing to compare ({unmeasured} without provenance, "
                        f"{counts['failed']} failed in a run)", numbers), backend, None)
@@ -562,8 +567,10 @@ def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[
     if counts["failed"] or counts["unmatched"]:
         text += f"; not compared: {counts['failed']} failed in a run, {counts['unmatched']} not in the main run"
     if diffs and must:
-        return (result("determinism", backend, "FAIL", text + f"; {backend} must retrieve identically every time",
-                       numbers, diffs), backend, rate)
+        why = (" (it declares itself deterministic, so run.py reused its searches across repeats)"
+               if declared and backend not in CONTROL_NAMES else "")
+        return (result("determinism", backend, "FAIL", text + f"; {backend} must retrieve identically every time"
+                       + why, numbers, diffs), backend, rate)
     if diffs:
         return (result("determinism", backend, "WARN", text + ": its noise rate, report it", numbers, diffs),
                 backend, rate)

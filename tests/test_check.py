@@ -342,19 +342,30 @@ def test_a_nondeterministic_keyword_rerun_fails(tmp_path, tiny_runs):
     assert [i["qid"] for i in d["items"]] == [recs[1]["qid"]]
 
 
-def test_retrieval_noise_of_a_backend_not_bound_to_determinism_is_a_warning_with_its_rate(tmp_path, tiny_runs):
+@pytest.mark.parametrize("declared", [False, True])
+def test_retrieval_noise_is_a_warning_with_its_rate_unless_the_backend_declares_itself_deterministic(
+        tmp_path, tiny_runs, declared):
     cfg, runs, verdicts = tiny_runs
     rerun = tmp_path / "runs-check" / "keyword-2.jsonl"
     recs = records(run_system(cfg, "keyword", rerun, "--retrieval-only"))
     recs[0]["retrieved_ids"] = recs[0]["retrieved_ids"][1:]
     write_jsonl(rerun, recs)
+    # keyword declares itself deterministic (run.py then reuses its searches across repeats), and
+    # its records say so: that alone binds it, even outside checks.deterministic_backends.
+    assert all(r["deterministic"] for r in records(runs[2]))
+    if not declared:
+        write_jsonl(tmp_path / "runs" / "keyword.jsonl", [{**r, "deterministic": False} for r in records(runs[2])])
     relaxed = write_config(tmp_path / "runs-check", checks={"deterministic_backends": [],
                                                              "oracle_min": {"default": 0.0}})
     out = tmp_path / "checks.json"
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", relaxed, "--out", str(out),
-                                "--rerun", str(rerun)]) == 0
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", relaxed, "--out", str(out),
+                                "--rerun", str(rerun)])
     d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["determinism/keyword"]
-    assert d["status"] == "WARN" and "noise rate" in d["summary"] and d["numbers"]["rate"] == pytest.approx(1 / 6)
+    assert d["numbers"]["rate"] == pytest.approx(1 / 6) and d["numbers"]["declares_deterministic"] is declared
+    if declared:
+        assert code == 1 and d["status"] == "FAIL" and "it declares itself deterministic" in d["summary"]
+    else:
+        assert code == 0 and d["status"] == "WARN" and "noise rate" in d["summary"]
 
 
 def test_a_leaked_question_fails_naming_the_case(tmp_path, tiny_runs, capsys):
