@@ -151,6 +151,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
         self.done = self.errors = self.cached = 0
+        self.base = 0  # what was done before the current count started (switch)
         self.phase_text = ""
         self.t0 = time.monotonic()
         self.last = 0.0
@@ -160,15 +161,27 @@ class Progress:
         self.phase_text = text
         self._maybe_print()
 
-    def update(self, done: int, errors: int, cached: int) -> None:
-        """Counts so far."""
-        self.done, self.errors, self.cached = done, errors, cached
+    def update(self, done: int | None, errors: int, cached: int) -> None:
+        """Counts so far; done None keeps the count (errors and cached of records written
+        while another unit is counted)."""
+        if done is not None:
+            self.done = done
+        self.errors, self.cached = errors, cached
+        self._maybe_print()
+
+    def switch(self, total: int, unit: str, phase: str, done: int = 0) -> None:
+        """Count another unit from now on, e.g. cases while ingesting, then records while
+        answering (issue 16): the rate and ETA start again from `done` already counted."""
+        self.total, self.unit, self.phase_text = total, unit, phase
+        self.done = self.base = done
+        self.t0 = time.monotonic()
+        self.last = 0.0
         self._maybe_print()
 
     def line(self) -> str:
         """The progress line's text."""
         elapsed = max(1e-9, time.monotonic() - self.t0)
-        rate = self.done / elapsed
+        rate = (self.done - self.base) / elapsed
         left = self.total - self.done
         eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate > 0 and left > 0 else "-"
         phase = f" [{self.phase_text}]" if self.phase_text else ""

@@ -272,8 +272,9 @@ class Writer:
     """Appends records from the main thread only, flushing each so a crash loses nothing
     already answered; counts what it wrote for the progress line."""
 
-    def __init__(self, fh: TextIO, progress: Progress) -> None:
+    def __init__(self, fh: TextIO, progress: Progress, count_records: bool) -> None:
         self.fh, self.progress = fh, progress
+        self.count_records = count_records  # False while the progress line counts cases
         self.written = self.errors = self.cached = 0
 
     def write(self, record: dict) -> None:
@@ -282,7 +283,7 @@ class Writer:
         self.written += 1
         self.errors += record["error"] is not None
         self.cached += bool(record["cached"])
-        self.progress.update(self.written, errors=self.errors, cached=self.cached)
+        self.progress.update(self.written if self.count_records else None, errors=self.errors, cached=self.cached)
 
 
 def finish(record: dict, completion) -> dict:
@@ -395,31 +396,41 @@ def main(argv: list[str] | None = None) -> int:
     served = server_info()
     local_model = served is not None
     warn_context_window(served, budgets, cfg, counter, a.retrieval_only)
+    hold = local_model and not a.retrieval_only
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
-    progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
+    todo = {c["case_id"] for c in cases
+            if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+    # While answers are held, no record is written until every case is searched: the progress
+    # line counts cases (done/total, rate, ETA), then records once answering starts (issue 16).
+    progress = (Progress(f"run {system.name}", len(todo), "cases") if hold
+                else Progress(f"run {system.name}", len(keys) - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
-        writer = Writer(fh, progress)
-        todo = {c["case_id"] for c in cases
-                if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+        writer = Writer(fh, progress, count_records=not hold)
         held = []  # with a model on this machine: the answer calls wait until every search is done
         for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
-            progress.phase(f"case {n}/{len(todo)}")
+            progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
             for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
                                            pool.pending):
                 if prompt is None:
                     writer.write(record)
-                elif local_model:
+                elif hold:
                     held.append((record, prompt))
                 else:
                     ask(pool, client, cfg, record, prompt)
+            if hold:
+                progress.update(n, errors=writer.errors, cached=writer.cached)
             # Write what has finished while the next case ingests; a crash then loses only the
             # calls in flight, whose questions have no record and are redone on resume.
             for record, completion in pool.results(block=False):
                 writer.write(finish(record, completion))
         for record, prompt in held:
             ask(pool, client, cfg, record, prompt)
-        progress.phase("answering")
+        if hold:
+            writer.count_records = True
+            progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
+        elif not a.retrieval_only:
+            progress.phase("answering")
         for record, completion in pool.results(block=True):
             writer.write(finish(record, completion))
         progress.close()

@@ -187,6 +187,19 @@ def test_progress_line_format_off_and_on_a_terminal():
     p.update(1, errors=0, cached=0)
     p.close()
     assert tty.getvalue().startswith("\r\033[K") and tty.getvalue().endswith("\n")
+    # Cases while ingesting, then records while answering: each count with its own rate and ETA.
+    plain = io.StringIO()
+    p = Progress("run keyword", 5, "cases", stream=plain)
+    p.phase("ingesting and searching, answers held")
+    p.t0 -= 10  # 2 cases in 10 s: 0.20/s, 3 left: 15 s
+    p.update(2, errors=0, cached=0)
+    p.update(None, errors=1, cached=0)  # a failed search's record: counted as an error, not a case
+    assert p.line() == ("run keyword: 2/5 cases [ingesting and searching, answers held], 0.20/s, ETA 0:15, "
+                        "0 cached, 1 errors")
+    p.switch(12, "records", "answering", done=2)  # 2 failed records were written while searching
+    p.t0 -= 4
+    p.update(6, errors=1, cached=3)  # 4 answered in 4 s: 1.00/s, 6 left
+    assert p.line() == "run keyword: 6/12 records [answering], 1.00/s, ETA 0:06, 3 cached, 1 errors"
 
 
 def test_a_deterministic_backend_is_ingested_once_for_all_repeats_and_another_per_repeat(tmp_path, fake_llm,
@@ -255,6 +268,20 @@ def test_with_a_local_model_every_search_comes_before_the_first_answer_call(tmp_
     assert events.index("answer") > max(i for i, e in enumerate(events) if e == "search")
     records_ = records(tmp_path / "k.jsonl")
     assert len(records_) == 6 and all(r["search_calls_in_flight"] == 0 for r in records_)
+
+
+def test_with_a_local_model_the_progress_line_counts_cases_while_searching_then_records(tmp_path, fake_llm, config,
+                                                                                      monkeypatch, capsys):
+    (tmp_path / "info.json").write_text(json.dumps({"server": "llama-cpp-python", "n_ctx": 4096}))
+    monkeypatch.setenv("LLM_SERVER_INFO", str(tmp_path / "info.json"))  # as serve.py sets it
+    monkeypatch.setattr(Progress, "EVERY_S", 0.0)  # every update printed
+    assert run_system(config, "keyword", tmp_path / "k.jsonl") == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run keyword: ")]
+    # Cases first (no record count frozen at 0 while the answers wait), then records only.
+    units = [line.split()[3] for line in lines]
+    assert units == ["cases"] * units.count("cases") + ["records"] * units.count("records") and "cases" in units
+    assert lines[units.count("cases") - 1].startswith("run keyword: 2/2 cases [ingesting and searching, answers held], ")
+    assert lines[-1].startswith("run keyword: 6/6 records [answering], ")
 
 
 def test_the_baseline_can_be_named_by_its_backend_name(tmp_path, fake_llm):
