@@ -5,16 +5,22 @@ and the same goes to results/checks.json for score.py and the report. Exit 1 on 
 Checks, in order:
   contract     the run files are one comparison (interface.load_comparison: same model, prompt,
                top_k, budget, questions), and the verdicts belong to exactly these records
-  budget       per system: context_tokens never above context_token_budget (FAIL naming the
-               file:line and qid), mean and max use; WARN when a real system uses less than
-               checks.budget_use_min of the budget on average (say so in the report)
+               (retrieval-only records have no answer and need none: --verdicts is required
+               only when a run answered); per budget, one served model answered every system
+               (WARN naming each model, its answers and systems)
+  budget       per system and budget (a sweep's budgets apart): context_tokens never above
+               context_token_budget (FAIL naming the file:line and qid), mean and max use; WARN
+               when a real system uses less than checks.budget_use_min of the budget on average
+               (say so in the report), with the share of records k_limited (k, not the budget,
+               bounded the context)
   controls     `none` at most checks.none_max on every answerable type (else its golds can be
                guessed: the questions are listed); `oracle` at least checks.oracle_min on every
                type (its wrong answers listed by type); every real system between the two on
                answerable questions (above the oracle: audit the evidence labels)
   determinism  --rerun FILE, a second run of a backend (run.py --retrieval-only is enough): the
-               share of questions whose retrieved ids differ, which must be 0 for the controls
-               and checks.deterministic_backends (FAIL), and is a noise rate for others (WARN)
+               share of questions whose retrieved ids differ, which must be 0 for the controls,
+               checks.deterministic_backends and every system whose records say it declares
+               itself deterministic (FAIL), and is a noise rate for others (WARN)
   lag          --lag FILE, a rerun made with run.py --extra-wait-s S: retrieved ids must not
                change; if they do, flush does not wait until the index is ready (FAIL)
   leakage      every record's added_sha256 equals the hash of its case's own turns
@@ -31,6 +37,7 @@ Usage:
   python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --manifest results/manifest-RUN.json
   python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --config config.yaml \\
       --rerun runs-check/keyword-2.jsonl --lag runs-check/keyword-wait.jsonl --out results/checks.json
+  python check.py --runs runs/model-free/*.jsonl --config config.yaml --out results/model-free/checks.json
 """
 from __future__ import annotations
 
@@ -38,7 +45,7 @@ import argparse
 import json
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from grading import RULES_SHA256, fisher_greater
@@ -66,7 +73,7 @@ CHECK_DEFAULTS = {
     # Seed 001's checklist (item 2): a system that uses half the budget or less is to be stated.
     "budget_use_min": 0.50,
     # Backends whose retrieval must be byte-for-byte repeatable (seed guide 9.2); the controls
-    # always are.
+    # always are, and so is every system whose records say it declares itself deterministic.
     "deterministic_backends": ["keyword"],
     # "Clearly more" unparseable verdicts (seed guide, section 6): at least this many, and a
     # one-sided Fisher exact test against the other systems pooled below this p. 0.01 because
@@ -225,9 +232,15 @@ def check_comparison(paths: list[str]) -> tuple[dict, list | None, str | None]:
                    items), comp.records, None)
 
 
-def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict, list | None]:
+def check_verdicts(records: list[dict], verdicts: dict, path: str | None) -> tuple[dict, list | None, str | None]:
     """The verdicts belong to exactly these records under one grader and this code's rules
-    (what score.py refuses); returns (result, [(record, verdict)] or None)."""
+    (what score.py refuses); returns (result, [(record, verdict)] or None, why there are none).
+    A retrieval-only record has no answer and judge.py writes it no verdict (as score.py's
+    pair_verdicts, it is left out): a model-free comparison has nothing to grade."""
+    records = [r for r in records if not r["retrieval_only"]]
+    if not records:
+        why = "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
+        return result("contract", "verdicts", "SKIP", why), None, why
     m = match_verdicts(records, verdicts, RULES_SHA256)
     stale = [{"text": f"{path}:{lineno}: {r['backend']} {r['qid']}: graded another question, gold, annotation or "
                       f"answer than its run record holds", "line": lineno, "backend": r["backend"], "qid": r["qid"]}
@@ -248,36 +261,84 @@ def check_verdicts(records: list[dict], verdicts: dict, path: str) -> tuple[dict
     items = [{"text": f"{r['backend']} {r['qid']}: no verdict", "backend": r["backend"], "qid": r["qid"]}
              for r in m.missing] + stale
     if problems:
-        return result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None
+        return (result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None,
+                "the verdicts do not belong to these runs (see contract/verdicts)")
     return (result("contract", "verdicts", "PASS", f"{len(m.pairs)} verdicts, one per record, graded by one grader "
-                   f"with this code's rules", numbers), m.pairs)
+                   f"with this code's rules", numbers), m.pairs, None)
 
 
-def check_budget(path: str, rows: list[tuple[int, dict]], settings: dict) -> dict:
-    """One run file's context use: never over its budget, with mean and max use."""
-    backend = rows[0][1]["backend"]
+def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
+    """Per budget (one comparison each), the answers of every system file came from one served
+    model: the contract holds the answer model constant, and an endpoint that routed keyword to
+    one model and full_context to another would compare models, not memories. A WARN naming
+    each model, its answers and the systems it served; a SKIP when no answer names one."""
+    served: dict = defaultdict(lambda: defaultdict(Counter))  # budget -> model -> backend -> answers
+    budgets = sorted({r[BUDGET_FIELD] for _, _, r in run_rows})
+    for _, _, r in run_rows:
+        if r["served_model"] is not None:
+            served[r[BUDGET_FIELD]][r["served_model"]][r["backend"]] += 1
+    out = []
+    for budget in budgets:
+        subject = f"served_model@{budget}" if len(budgets) > 1 else "served_model"
+        models = served[budget]
+        counts = {m: dict(sorted(by.items())) for m, by in sorted(models.items())}
+        numbers = {"budget": budget, "models": counts}
+        if not models:
+            out.append(result("contract", subject, "SKIP", "no record names a served model (retrieval-only runs, or "
+                              "every answer call failed)", numbers))
+            continue
+        text = "; ".join(f"{m}: {sum(by.values())} answers ("
+                         + ", ".join(f"{b} {n}" for b, n in by.items()) + ")" for m, by in counts.items())
+        if len(models) > 1:
+            items = [{"text": f"{m}: {sum(by.values())} answers of " + ", ".join(f"{b} ({n})" for b, n in by.items()),
+                      "served_model": m, "answers": by} for m, by in counts.items()]
+            out.append(result("contract", subject, "WARN", f"{len(models)} served models answered this comparison"
+                              + (f" at budget {budget}" if len(budgets) > 1 else "") + f": {text}; the answer model "
+                              f"was not the same for every system: rerun them against one served model", numbers, items))
+        else:
+            out.append(result("contract", subject, "PASS", f"one served model: {text}", numbers))
+    return out
+
+
+def check_budgets(path: str, rows: list[tuple[int, dict]], settings: dict) -> list[dict]:
+    """One run file's context use, one result per budget: a sweep is one comparison per budget
+    (issue 12), and a mean over its budgets passed a file whose largest budget was 23% used."""
+    budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
+    return [check_budget(path, [(n, r) for n, r in rows if r[BUDGET_FIELD] == b], len(budgets) > 1, settings)
+            for b in budgets]
+
+
+def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings: dict) -> dict:
+    """One run file's context use at one budget: never over it, with mean and max use, and how
+    often k rather than the budget bounded the context (k_limited)."""
+    backend, budget = rows[0][1]["backend"], rows[0][1][BUDGET_FIELD]
+    subject = f"{backend}@{budget}" if sweep else backend
     used = [(lineno, r) for lineno, r in rows if r["context_tokens"] is not None]
     over = [{"text": f"{path}:{lineno}: {r['qid']} used {r['context_tokens']} tokens, budget "
                      f"{r[BUDGET_FIELD]}", "file": path, "line": lineno, "qid": r["qid"],
              "context_tokens": r["context_tokens"], "budget": r[BUDGET_FIELD]}
             for lineno, r in used if r["context_tokens"] > r[BUDGET_FIELD]]
-    shares = [r["context_tokens"] / r[BUDGET_FIELD] for _, r in used]
+    shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
-    budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
-    numbers = {"file": path, "records": len(rows), "measured": len(used), "over_budget": len(over),
-               "budgets": budgets, "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
-               "mean_use": mean(shares), "max_use": max(shares) if shares else None}
+    limited = sum(r["k_limited"] is True for _, r in used)
+    numbers = {"file": path, "budget": budget, "records": len(rows), "measured": len(used), "over_budget": len(over),
+               "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
+               "mean_use": mean(shares), "max_use": max(shares) if shares else None,
+               "k_limited": limited, "k_limited_share": limited / len(used) if used else None}
     if not used:
-        return result("budget", backend, "SKIP", f"{path}: no record has context_tokens (every question failed)",
-                      numbers)
+        return result("budget", subject, "SKIP", f"{path}: no record at budget {budget} has context_tokens (every "
+                      f"question failed)", numbers)
     text = (f"{path}: mean {numbers['mean_tokens']:.0f} tokens ({numbers['mean_use']:.0%} of the budget), max "
-            f"{numbers['max_tokens']} (budget {', '.join(map(str, budgets))}) over {len(used)} records")
+            f"{numbers['max_tokens']} (budget {budget}) over {len(used)} records")
     if over:
-        return result("budget", backend, "FAIL", f"{len(over)} record(s) over the budget; " + text, numbers, over)
+        return result("budget", subject, "FAIL", f"{len(over)} record(s) over the budget; " + text, numbers, over)
     if backend not in CONTROL_NAMES and numbers["mean_use"] < settings["budget_use_min"]:
-        return result("budget", backend, "WARN", text + f": below {settings['budget_use_min']:.0%} on average, "
-                      f"its context is cut by top_k or the histories are short; state it in the report", numbers)
-    return result("budget", backend, "PASS", text, numbers)
+        why = (f"top_k bounded the context of {limited} of {len(used)} records ({numbers['k_limited_share']:.0%} "
+               f"k_limited: every hit returned fit), so this budget measures k, not the budget"
+               if limited else "no record was k_limited: the histories or the hits are short")
+        return result("budget", subject, "WARN", text + f": below {settings['budget_use_min']:.0%} on average; "
+                      f"{why}; state it in the report", numbers)
+    return result("budget", subject, "PASS", text, numbers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,7 +490,7 @@ def check_controls(pairs: list[tuple[dict, dict]] | None, why: str | None, setti
 # ---------------------------------------------------------------------------------------------
 
 RERUN_FIELDS = ("backend", "backend_version", "repeat", "qid", "evidence", "retrieved_ids", "error",
-                "dataset_sha256", "top_k", "extra_wait_s")
+                "dataset_sha256", "top_k", "extra_wait_s", "deterministic")
 # What retrieved ids depend on: two runs that differ in one of these are not the same retrieval.
 SAME_RETRIEVAL = ("backend_version", "dataset_sha256", "top_k")
 
@@ -492,9 +553,13 @@ def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[
     diffs, unmeasured = differ(pairs)
     compared = len(pairs) - unmeasured
     rate = len(diffs) / compared if compared else None
-    must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"]
+    # A system that declares itself deterministic has its searches reused across repeats by
+    # run.py, so its repeats are only honest if its reruns are identical: held to it like the
+    # configured list.
+    declared = any(m["deterministic"] for m, _ in pairs)
+    must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"] or declared
     numbers = {"file": path, "compared": compared, "differ": len(diffs), "rate": rate, "must_be_identical": must,
-               "not_measurable": unmeasured, **counts}
+               "declares_deterministic": declared, "not_measurable": unmeasured, **counts}
     if compared == 0:
         return (result("determinism", backend, "SKIP", f"{path}: nothing to compare ({unmeasured} without provenance, "
                        f"{counts['failed']} failed in a run)", numbers), backend, None)
@@ -502,8 +567,10 @@ def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[
     if counts["failed"] or counts["unmatched"]:
         text += f"; not compared: {counts['failed']} failed in a run, {counts['unmatched']} not in the main run"
     if diffs and must:
-        return (result("determinism", backend, "FAIL", text + f"; {backend} must retrieve identically every time",
-                       numbers, diffs), backend, rate)
+        why = (" (it declares itself deterministic, so run.py reused its searches across repeats)"
+               if declared and backend not in CONTROL_NAMES else "")
+        return (result("determinism", backend, "FAIL", text + f"; {backend} must retrieve identically every time"
+                       + why, numbers, diffs), backend, rate)
     if diffs:
         return (result("determinism", backend, "WARN", text + ": its noise rate, report it", numbers, diffs),
                 backend, rate)
@@ -684,7 +751,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run every check; exit 1 when one FAILs."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/*.jsonl)")
-    ap.add_argument("--verdicts", required=True, help="results/verdicts.jsonl from judge.py")
+    ap.add_argument("--verdicts", help="results/verdicts.jsonl from judge.py (not needed when every run is "
+                                       "retrieval-only)")
     ap.add_argument("--manifest", help="results/manifest-RUN.json: names the dataset the runs were made from")
     ap.add_argument("--config", help="config.yaml: the `checks:` thresholds (and the dataset, without --manifest)")
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")
@@ -698,8 +766,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
     cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
-                                  "context_tokens", BUDGET_FIELD, "added_sha256", "added_items", "error") + RERUN_FIELDS)
-    verdicts = read_verdicts(a.verdicts)
+                                  "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error",
+                                  "retrieval_only", "served_model")
+                         + RERUN_FIELDS)
+    answered = next((path for path, _, r in run_rows if not r["retrieval_only"]), None)
+    if answered and not a.verdicts:
+        raise InputError(f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts "
+                         f"results/verdicts.jsonl from judge.py")
+    verdicts = read_verdicts(a.verdicts) if a.verdicts else {}
 
     results = []
     # 1. The contract: one comparison, and verdicts that belong to it.
@@ -707,13 +781,13 @@ def main(argv: list[str] | None = None) -> int:
     results.append(comparison)
     pairs = None
     if records is not None:
-        verdict_check, pairs = check_verdicts(records, verdicts, a.verdicts)
+        verdict_check, pairs, why = check_verdicts(records, verdicts, a.verdicts)
         results.append(verdict_check)
-        why = "the verdicts do not belong to these runs (see contract/verdicts)" if pairs is None else None
+    results += check_served_models(run_rows)
     by_file: dict = defaultdict(list)
     for path, lineno, rec in run_rows:
         by_file[path].append((lineno, rec))
-    results += [check_budget(path, rows, settings) for path, rows in by_file.items() if rows]
+    results += [r for path, rows in by_file.items() if rows for r in check_budgets(path, rows, settings)]
     # 2. The controls bracket the harness.
     results += check_controls(pairs, why, settings)
     # 3. Retrieval repeats itself, and waits for the index.
@@ -756,7 +830,8 @@ def main(argv: list[str] | None = None) -> int:
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dataset_sha256": dataset_sha,
         "grader": grader,
-        "inputs": {"runs": {p: sha256_file(p) for p in a.runs}, "verdicts": {a.verdicts: sha256_file(a.verdicts)},
+        "inputs": {"runs": {p: sha256_file(p) for p in a.runs},
+                   "verdicts": {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {},
                    "manifest": a.manifest, "config": a.config,
                    "rerun": {p: sha256_file(p) for p in a.rerun}, "lag": {p: sha256_file(p) for p in a.lag}},
         "thresholds": settings,

@@ -12,9 +12,11 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Protocol
@@ -96,14 +98,25 @@ def items_sha256(items: list[MemoryItem]) -> str:
 
 
 def keyword_ranks(hits: list[Hit], question: dict) -> list[int] | None:
-    """Ranks (1-based) of the hits that contain every keyword of the question (meta.keywords:
-    words that together appear in an answer-bearing turn; case-insensitive), or None when the
-    question has no keywords. Keyword recall needs no provenance, so it is measurable for every
-    system, including one that rewrites turns into facts or summaries (seed 003)."""
-    keywords = [k.casefold() for k in (question.get("meta") or {}).get("keywords") or []]  # optional
+    """Ranks (1-based) of the hits that contain any expected keyword of the question
+    (meta.keywords), or None when the question has no keywords. Issue 12 and seed 003 (Mneme's
+    recall@k): a hit counts when it contains AN expected keyword. A keyword matches on word
+    boundaries, after NFKC, case folding and collapsed whitespace on both sides: "go" is not in
+    "going", "pike-6" is not in "pike-61", and "Monday, November 17" matches as one phrase. A
+    keyword followed by punctuation still matches ("flint-9's", ":8298/healthz"), so "3.7" is
+    found in "3.7.1": the boundary is a letter or digit, not the grader's stricter reading.
+    Keyword recall needs no provenance, so it is measurable for every system, including one
+    that rewrites turns into facts or summaries."""
+    keywords = [k for k in (question.get("meta") or {}).get("keywords") or [] if k.strip()]  # optional
     if not keywords:
         return None
-    return [rank for rank, h in enumerate(hits, 1) if all(k in h.text.casefold() for k in keywords)]
+    patterns = [re.compile(rf"(?<!\w){re.escape(_keyword_text(k))}(?!\w)") for k in keywords]
+    return [rank for rank, h in enumerate(hits, 1) if any(p.search(_keyword_text(h.text)) for p in patterns)]
+
+
+def _keyword_text(text: str) -> str:
+    """The form keywords and hits are compared in: NFKC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -138,6 +151,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
         self.done = self.errors = self.cached = 0
+        self.base = 0  # what was done before the current count started (switch)
         self.phase_text = ""
         self.t0 = time.monotonic()
         self.last = 0.0
@@ -147,15 +161,27 @@ class Progress:
         self.phase_text = text
         self._maybe_print()
 
-    def update(self, done: int, errors: int, cached: int) -> None:
-        """Counts so far."""
-        self.done, self.errors, self.cached = done, errors, cached
+    def update(self, done: int | None, errors: int, cached: int) -> None:
+        """Counts so far; done None keeps the count (errors and cached of records written
+        while another unit is counted)."""
+        if done is not None:
+            self.done = done
+        self.errors, self.cached = errors, cached
+        self._maybe_print()
+
+    def switch(self, total: int, unit: str, phase: str, done: int = 0) -> None:
+        """Count another unit from now on, e.g. cases while ingesting, then records while
+        answering (issue 16): the rate and ETA start again from `done` already counted."""
+        self.total, self.unit, self.phase_text = total, unit, phase
+        self.done = self.base = done
+        self.t0 = time.monotonic()
+        self.last = 0.0
         self._maybe_print()
 
     def line(self) -> str:
         """The progress line's text."""
         elapsed = max(1e-9, time.monotonic() - self.t0)
-        rate = self.done / elapsed
+        rate = (self.done - self.base) / elapsed
         left = self.total - self.done
         eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate > 0 and left > 0 else "-"
         phase = f" [{self.phase_text}]" if self.phase_text else ""

@@ -11,8 +11,9 @@ Rerunning the same command resumes: finished records stay, missing and failed on
 A finished file is in dataset order.
 
   --budgets 500,2000,8000  one search per question with a k large enough for the largest
-                           budget (top_k scaled by largest budget / context_token_budget);
-                           a context and an answer per budget (the budget curve)
+                           budget (enough hits of the dataset's typical turn to fill it, and at
+                           least top_k scaled by largest budget / context_token_budget); a
+                           context and an answer per budget (the budget curve)
   --repeat N               run the system N times (repeat 0..N-1): the noise floor; each
                            repeat has its own response-cache entries, and a backend that does
                            not declare itself deterministic is ingested again per repeat
@@ -33,12 +34,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 from typing import TextIO
 
 from backends import load_backend
-from context import build_context, make_counter
+from context import build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
@@ -63,6 +65,9 @@ class Control:
     flush_note = None
     deterministic = True
     time_aware = False
+    # A control's hits come from the case itself (every turn, or the evidence), whatever k is:
+    # k never bounds its context (k_limited is false).
+    searches_with_k = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -96,6 +101,7 @@ class Control:
 class BackendSystem:
     """A real memory system behind the MemoryBackend protocol."""
     newest_first = False
+    searches_with_k = True
 
     def __init__(self, backend, time_aware_search: bool) -> None:
         self.backend = backend
@@ -106,7 +112,7 @@ class BackendSystem:
         # Optional declarations of a backend (backends/README.md): its search is byte-for-byte
         # repeatable (ingested once for all repeats), it calls a model through llm_client (whose
         # usage is counted apart), it uses the question's date as "now" (seed guide, section 12).
-        self.deterministic = getattr(backend, "deterministic", False)
+        self.deterministic = bool(getattr(backend, "deterministic", False))
         self._llm = getattr(backend, "llm_client", None)
         self.time_aware = time_aware_search and getattr(backend, "uses_time", False)
 
@@ -199,10 +205,29 @@ def parse_budgets(text: str | None, cfg: dict) -> list[int]:
     return budgets
 
 
-def search_k(cfg: dict, budgets: list[int]) -> int:
-    """k for one search that serves every budget: top_k scaled by how much larger the largest
-    budget is than the configured one, so the largest context is cut by its budget, not by k."""
-    return max(cfg["top_k"], math.ceil(cfg["top_k"] * budgets[-1] / cfg["context_token_budget"]))
+def search_k(cfg: dict, budgets: list[int], hit_tokens: float | None) -> int:
+    """k for one search that serves every budget. One budget: the config's top_k (the contract).
+    A sweep (issue 12: "a k large enough for the largest budget"): enough hits of the typical
+    size (hit_tokens, typical_hit_tokens) to fill the largest budget, and never fewer than
+    top_k scaled by largest budget / context_token_budget. Scaling top_k alone left bm25 at
+    8,000 tokens using 23% of the budget with no hit cut on the bundled data: k, not the
+    budget, made that point of the curve."""
+    if len(budgets) == 1:
+        return cfg["top_k"]
+    scaled = math.ceil(cfg["top_k"] * budgets[-1] / cfg["context_token_budget"])
+    return max(cfg["top_k"], scaled, math.ceil(budgets[-1] / hit_tokens))
+
+
+def typical_hit_tokens(path: str, case_id: str, counter) -> float:
+    """The median tokens of one turn as a context line (render_line, the configured tokenizer),
+    over the turns of one case: the dataset's first, so that every shard and --limit of a run
+    computes the same k, and reading it costs one line of the file, not a second pass."""
+    cases = iter_cases(path, {case_id})
+    case = next(cases)
+    cases.close()
+    lines = [render_line(1, Hit(text=it.text, score=1.0, timestamp=it.metadata["timestamp"]))
+             for s in case["sessions"] for it in session_items(s)]
+    return statistics.median(counter.count(line) for line in lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,8 +272,9 @@ class Writer:
     """Appends records from the main thread only, flushing each so a crash loses nothing
     already answered; counts what it wrote for the progress line."""
 
-    def __init__(self, fh: TextIO, progress: Progress) -> None:
+    def __init__(self, fh: TextIO, progress: Progress, count_records: bool) -> None:
         self.fh, self.progress = fh, progress
+        self.count_records = count_records  # False while the progress line counts cases
         self.written = self.errors = self.cached = 0
 
     def write(self, record: dict) -> None:
@@ -257,7 +283,7 @@ class Writer:
         self.written += 1
         self.errors += record["error"] is not None
         self.cached += bool(record["cached"])
-        self.progress.update(self.written, errors=self.errors, cached=self.cached)
+        self.progress.update(self.written if self.count_records else None, errors=self.errors, cached=self.cached)
 
 
 def finish(record: dict, completion) -> dict:
@@ -276,12 +302,16 @@ def ask(pool: Workers, client: LLMClient, cfg: dict, record: dict, prompt: str) 
 def base_record(identity: dict, system, case: dict, q: dict) -> dict:
     """A question's record before retrieval and answer: who, what, and the contract."""
     return {**identity, "internal_model": system.internal_model, "flush_note": system.flush_note,
+            # Informational, outside the identity (a backend's declaration is not part of the
+            # contract, and resume must not depend on it): check.py holds a system that declares
+            # itself deterministic, whose searches run.py reuses across repeats, to identical reruns.
+            "deterministic": system.deterministic,
             "case_id": case["case_id"], "cluster": case.get("cluster", case["case_id"]),  # optional
             "qid": q["qid"], "type": q["type"], "question": q["question"], "asked_at": q["asked_at"],
             "gold_answer": q["gold_answer"], "evidence": q["evidence"],
             "meta": q.get("meta", {}),  # meta is optional in the contract
             "retrieved_ids": None, "context_ids": None, "context_tokens": None, "keyword_ranks": None,
-            "hits_returned": None, "hits_kept": None, "hits_cut": None,
+            "hits_returned": None, "hits_kept": None, "hits_cut": None, "k_limited": None,
             "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
             "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None, "internal_usage": None,
             "search_ms": None, "search_calls_in_flight": None, "cached": False, "error": None}
@@ -325,13 +355,14 @@ def main(argv: list[str] | None = None) -> int:
     budgets = parse_budgets(a.budgets, cfg)
     shard = parse_shard(a.shard)
     cases = dataset_index(cfg["dataset"])
+    counter = make_counter(cfg["tokenizer"])
+    hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
     if a.limit:
         cases = cases[:a.limit]
         print(f"warning: --limit {a.limit}: only the first {len(cases)} cases; these numbers are not comparable "
               f"to a run on the whole dataset", file=sys.stderr)
     if shard:
         cases = [c for c in cases if shard_of(c, shard[1]) == shard[0]]
-    counter = make_counter(cfg["tokenizer"])
     # The model-free pass needs no endpoint; any other run checks the endpoint variables
     # before any work is done.
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
@@ -340,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
-                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets),
+                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),
                 "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"], "seed": cfg["seed"],
                 "retrieval_only": a.retrieval_only, "limit": a.limit}
     questions = [q for c in cases for q in c["questions"]]
@@ -352,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
           f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
           + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
+    if hit_tokens is not None:
+        print(f"budget sweep: one search per question with k={identity['top_k']} (recorded as top_k): enough hits "
+              f"of {hit_tokens:g} tokens, the median turn of the dataset's first case, to fill budget {budgets[-1]}",
+              file=sys.stderr)
 
     # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
     # backend that embeds its turns while the model answers starves llama.cpp's spinning thread
@@ -361,31 +396,41 @@ def main(argv: list[str] | None = None) -> int:
     served = server_info()
     local_model = served is not None
     warn_context_window(served, budgets, cfg, counter, a.retrieval_only)
+    hold = local_model and not a.retrieval_only
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
-    progress = Progress(f"run {system.name}", len(keys) - len(done), "records")
+    todo = {c["case_id"] for c in cases
+            if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+    # While answers are held, no record is written until every case is searched: the progress
+    # line counts cases (done/total, rate, ETA), then records once answering starts (issue 16).
+    progress = (Progress(f"run {system.name}", len(todo), "cases") if hold
+                else Progress(f"run {system.name}", len(keys) - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
-        writer = Writer(fh, progress)
-        todo = {c["case_id"] for c in cases
-                if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+        writer = Writer(fh, progress, count_records=not hold)
         held = []  # with a model on this machine: the answer calls wait until every search is done
         for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
-            progress.phase(f"case {n}/{len(todo)}")
+            progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
             for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
                                            pool.pending):
                 if prompt is None:
                     writer.write(record)
-                elif local_model:
+                elif hold:
                     held.append((record, prompt))
                 else:
                     ask(pool, client, cfg, record, prompt)
+            if hold:
+                progress.update(n, errors=writer.errors, cached=writer.cached)
             # Write what has finished while the next case ingests; a crash then loses only the
             # calls in flight, whose questions have no record and are redone on resume.
             for record, completion in pool.results(block=False):
                 writer.write(finish(record, completion))
         for record, prompt in held:
             ask(pool, client, cfg, record, prompt)
-        progress.phase("answering")
+        if hold:
+            writer.count_records = True
+            progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
+        elif not a.retrieval_only:
+            progress.phase("answering")
         for record, completion in pool.results(block=True):
             writer.write(finish(record, completion))
         progress.close()
@@ -450,6 +495,7 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                     record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
                                   context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
                                   hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut,
+                                  k_limited=k_limited(system, ctx, identity["top_k"]),
                                   keyword_ranks=keyword_ranks(hits, q), search_calls_in_flight=in_flight)
                 if error is not None or identity["retrieval_only"]:
                     out.append((record, None))
@@ -457,6 +503,12 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                 prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
                 out.append((record, prompt))
     return out
+
+
+def k_limited(system, ctx, k: int) -> bool:
+    """k, not the budget, bounded this context: the search returned all k hits it was allowed
+    and the budget cut none of them, so a larger k could have filled more of the budget."""
+    return system.searches_with_k and ctx.hits_returned == k and ctx.hits_cut == 0
 
 
 def search_case(system, case: dict, todo: list[dict], namespace: str, identity: dict, cfg: dict,

@@ -18,10 +18,10 @@ def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: 
     """A run record as run.py writes it; `fields` override any field."""
     rec = {"run_id": "r", "backend": backend, "backend_id": backend, "backend_version": "v", "repeat": 0, "time_aware": False,
            "extra_wait_s": 0.0, "shard": None, **CONTRACT,
-           "internal_model": None, "flush_note": None, "case_id": case, "cluster": case, "qid": qid,
+           "internal_model": None, "flush_note": None, "deterministic": False, "case_id": case, "cluster": case, "qid": qid,
            "type": "single_hop", "question": f"question {qid}", "asked_at": "2026-06-01", "gold_answer": "g",
            "evidence": evidence, "meta": {}, "retrieved_ids": retrieved, "context_ids": retrieved,
-           "context_tokens": 10, "keyword_ranks": None, "hits_returned": None, "hits_kept": None, "hits_cut": None, "answer": answer,
+           "context_tokens": 10, "keyword_ranks": None, "hits_returned": None, "hits_kept": None, "hits_cut": None, "k_limited": False, "answer": answer,
            "served_model": "m-served", "usage": None, "finish_reason": "stop", "retries": 0,
            "ingest_s": 0.0, "flush_s": 0.0, "added_items": None, "added_sha256": None, "internal_usage": None,
            "search_ms": 1.0, "search_calls_in_flight": 0, "cached": False, "error": None}

@@ -138,6 +138,55 @@ def test_a_real_system_using_little_of_the_budget_is_a_warning(tmp_path):
     assert c["budget/none"]["status"] == "PASS"  # a control is empty by design
 
 
+def sweep(name: str, correct: set, tokens: dict, **fields) -> list[dict]:
+    """One system over the budgets of a sweep: budget -> context_tokens of each record."""
+    return [r for budget, t in tokens.items()
+            for r in system(name, correct, context_token_budget=budget, context_tokens=t, **fields)]
+
+
+def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_share(tmp_path, capsys):
+    # 90%, 80% and 25% of 500, 2000 and 8000: 65% on average, which passed; the largest budget
+    # alone is a quarter used, every hit that k let through having fit (k_limited).
+    budgets = {500: 450, 2000: 1600, 8000: 2000}
+    kw = sweep("keyword", {"q0"}, budgets)
+    kw = [{**r, "k_limited": r["context_token_budget"] == 8000 and r["qid"] != "q5"} for r in kw]
+    systems = {"none": sweep("none", {"q2", "q5"}, {b: 0 for b in budgets}),
+               "oracle": sweep("oracle", {f"q{i}" for i in range(6)}, budgets), "keyword": kw}
+    code, c, _ = checked(tmp_path, systems)
+    assert code == 0 and "budget/keyword" not in c
+    assert c["budget/keyword@500"]["status"] == c["budget/keyword@2000"]["status"] == "PASS"
+    big = c["budget/keyword@8000"]
+    assert big["status"] == "WARN" and big["numbers"]["mean_use"] == 0.25
+    assert big["numbers"]["k_limited"] == 5 and big["numbers"]["k_limited_share"] == pytest.approx(5 / 6)
+    assert "top_k bounded the context of 5 of 6 records (83% k_limited" in big["summary"]
+    assert "WARN  budget/keyword@8000:" in capsys.readouterr().out
+    # Without k_limited records the warning says k was not the limit.
+    systems["keyword"] = [{**r, "k_limited": False} for r in kw]
+    _, c, _ = checked(tmp_path, systems)
+    assert "no record was k_limited" in c["budget/keyword@8000"]["summary"]
+
+
+def test_systems_answered_by_different_served_models_are_a_warning_per_budget(tmp_path, capsys):
+    code, c, _ = checked(tmp_path, GOOD)
+    assert c["contract/served_model"]["status"] == "PASS" and "one served model: m-served: 18 answers" in \
+        c["contract/served_model"]["summary"]
+    # keyword's answers all came from model A, full_context's all from B, at one budget of two.
+    budgets = {1200: 900, 8000: 2000}
+    systems = {"none": sweep("none", {"q2", "q5"}, {b: 0 for b in budgets}),
+               "keyword": sweep("keyword", {"q0"}, budgets, served_model="A"),
+               "full_context": [{**r, "served_model": "B" if r["context_token_budget"] == 8000 else "A"}
+                                for r in sweep("full_context", {"q0"}, budgets)]}
+    systems["none"] = [{**r, "served_model": "A"} for r in systems["none"]]
+    code, c, _ = checked(tmp_path, systems)
+    assert code == 0 and c["contract/served_model@1200"]["status"] == "PASS"
+    w = c["contract/served_model@8000"]
+    assert w["status"] == "WARN"
+    assert w["numbers"]["models"] == {"A": {"keyword": 6, "none": 6}, "B": {"full_context": 6}}
+    assert "2 served models answered this comparison at budget 8000: A: 12 answers (keyword 6, none 6); " \
+           "B: 6 answers (full_context 6)" in w["summary"]
+    assert "WARN  contract/served_model@8000" in capsys.readouterr().out
+
+
 def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_exit_2(tmp_path, capsys):
     kw = system("keyword", {"q0"}, context_tokens=900, prompt_sha256="e" * 64)
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
@@ -276,7 +325,7 @@ def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
     # One line per check, in the JSON's order, with the JSON's status, and the totals last.
     status_lines = [line for line in printed if line[:4] in check.STATUSES]
     assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
-    assert data["status"] == "PASS" and printed[-1] == "result: PASS (10 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert data["status"] == "PASS" and printed[-1] == "result: PASS (11 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
     assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["oracle_min"]["default"] == 0.0
 
 
@@ -293,19 +342,30 @@ def test_a_nondeterministic_keyword_rerun_fails(tmp_path, tiny_runs):
     assert [i["qid"] for i in d["items"]] == [recs[1]["qid"]]
 
 
-def test_retrieval_noise_of_a_backend_not_bound_to_determinism_is_a_warning_with_its_rate(tmp_path, tiny_runs):
+@pytest.mark.parametrize("declared", [False, True])
+def test_retrieval_noise_is_a_warning_with_its_rate_unless_the_backend_declares_itself_deterministic(
+        tmp_path, tiny_runs, declared):
     cfg, runs, verdicts = tiny_runs
     rerun = tmp_path / "runs-check" / "keyword-2.jsonl"
     recs = records(run_system(cfg, "keyword", rerun, "--retrieval-only"))
     recs[0]["retrieved_ids"] = recs[0]["retrieved_ids"][1:]
     write_jsonl(rerun, recs)
+    # keyword declares itself deterministic (run.py then reuses its searches across repeats), and
+    # its records say so: that alone binds it, even outside checks.deterministic_backends.
+    assert all(r["deterministic"] for r in records(runs[2]))
+    if not declared:
+        write_jsonl(tmp_path / "runs" / "keyword.jsonl", [{**r, "deterministic": False} for r in records(runs[2])])
     relaxed = write_config(tmp_path / "runs-check", checks={"deterministic_backends": [],
                                                              "oracle_min": {"default": 0.0}})
     out = tmp_path / "checks.json"
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", relaxed, "--out", str(out),
-                                "--rerun", str(rerun)]) == 0
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", relaxed, "--out", str(out),
+                                "--rerun", str(rerun)])
     d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["determinism/keyword"]
-    assert d["status"] == "WARN" and "noise rate" in d["summary"] and d["numbers"]["rate"] == pytest.approx(1 / 6)
+    assert d["numbers"]["rate"] == pytest.approx(1 / 6) and d["numbers"]["declares_deterministic"] is declared
+    if declared:
+        assert code == 1 and d["status"] == "FAIL" and "it declares itself deterministic" in d["summary"]
+    else:
+        assert code == 0 and d["status"] == "WARN" and "noise rate" in d["summary"]
 
 
 def test_a_leaked_question_fails_naming_the_case(tmp_path, tiny_runs, capsys):
@@ -347,15 +407,33 @@ def test_a_lagging_index_is_caught_by_a_rerun_after_an_extra_wait(tmp_path, fake
     lag = run_system(cfg, "http", tmp_path / "runs-check" / "http-wait.jsonl", "--retrieval-only",
                      "--extra-wait-s", "1")
     out = tmp_path / "checks.json"
-    # Retrieval-only runs have no verdicts; an empty verdicts file leaves the verdict checks to fail,
-    # which is not what is tested here.
-    empty = write_jsonl(tmp_path / "verdicts.jsonl", [])
-    run_cli(check.main, ["--runs", main, "--verdicts", empty, "--config", cfg, "--out", str(out), "--lag", lag])
+    run_cli(check.main, ["--runs", main, "--config", cfg, "--out", str(out), "--lag", lag])  # no verdicts: model-free
     c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["lag/http"]
     assert c["status"] == status
     if status == "FAIL":
         assert "flush does not wait" in c["summary"] and c["numbers"]["differ"] == 6
         assert c["numbers"]["recall_any_main"] == 0.0 and c["numbers"]["recall_any_after_wait"] > 0
+
+
+def test_model_free_runs_need_no_verdicts_and_skip_what_needs_answers(tmp_path, fake_llm, capsys):
+    cfg = write_config(tmp_path)
+    runs = [run_system(cfg, b, tmp_path / "runs" / f"{b}.jsonl", "--retrieval-only") for b in ("none", "oracle", "keyword")]
+    out = tmp_path / "checks.json"
+    # A verdicts file, even judge.py's own for these runs (it grades nothing), changes nothing.
+    verdicts = str(tmp_path / "verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 0
+    for extra in ([], ["--verdicts", verdicts]):
+        assert run_cli(check.main, ["--runs", *runs, "--config", cfg, "--out", str(out), *extra]) == 0
+        c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
+        assert {x["status"] for x in c.values()} <= {"PASS", "WARN", "SKIP"}
+        assert c["contract/comparison"]["status"] == "PASS"
+        assert c["contract/verdicts"]["status"] == "SKIP" and "retrieval-only" in c["contract/verdicts"]["summary"]
+        assert c["controls/oracle"]["status"] == "SKIP" and "retrieval-only" in c["controls/oracle"]["summary"]
+        assert c["leakage/keyword"]["status"] == "PASS"
+    # Runs that answered cannot be checked without their verdicts: exit 2, saying so.
+    answered = run_system(cfg, "none", tmp_path / "answered" / "none.jsonl")
+    assert run_cli(check.main, ["--runs", answered, "--config", cfg, "--out", str(tmp_path / "c2.json")]) == 2
+    assert f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------

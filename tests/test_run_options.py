@@ -33,8 +33,11 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
     assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
     recs = records(out)
     assert len(recs) == 6 * 3 and len(searches) == 6
-    assert set(searches) == {17}  # top_k 10 scaled by 2000 / 1200
-    assert all(r["top_k"] == 17 for r in recs)
+    # k fills the largest budget with hits of the typical size: the first case's six turns, as
+    # context lines, are 24, 17, 22, 22, 18 and 23 tokens (approx, len // 4), median 22, and
+    # ceil(2000 / 22) = 91 is above top_k 10 scaled by 2000 / 1200 (17).
+    assert set(searches) == {91}
+    assert all(r["top_k"] == 91 for r in recs)
     by_q: dict = {}
     for r in recs:
         by_q.setdefault(r["qid"], {})[r["context_token_budget"]] = r
@@ -49,6 +52,20 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
     before = fake_llm.requests
     assert run_system(config, "keyword", out, "--budgets", "20,60,2000") == 0
     assert fake_llm.requests == before and len(records(out)) == 18
+
+
+def test_a_single_budget_searches_with_the_configured_top_k_and_a_sweep_with_the_same_k_in_every_shard(
+        tmp_path, fake_llm, config, capsys):
+    out = tmp_path / "one.jsonl"
+    assert run_system(config, "keyword", out, "--retrieval-only", "--budgets", "8000") == 0
+    assert {r["top_k"] for r in records(out)} == {10}  # the contract's k, whatever the budget
+    # A sweep's k comes from the dataset's first case, not the shard's or the --limit's.
+    ks = set()
+    for i in range(2):
+        out = tmp_path / f"shard{i}.jsonl"
+        assert run_system(config, "keyword", out, "--retrieval-only", "--budgets", "500,2000", "--shard", f"{i}/2") == 0
+        ks |= {r["top_k"] for r in records(out)}
+    assert ks == {91} and "k=91 (recorded as top_k)" in capsys.readouterr().err  # ceil(2000 / 22)
 
 
 def test_repeats_are_real_repeats_with_their_own_cache_entries(tmp_path, fake_llm, config):
@@ -170,6 +187,19 @@ def test_progress_line_format_off_and_on_a_terminal():
     p.update(1, errors=0, cached=0)
     p.close()
     assert tty.getvalue().startswith("\r\033[K") and tty.getvalue().endswith("\n")
+    # Cases while ingesting, then records while answering: each count with its own rate and ETA.
+    plain = io.StringIO()
+    p = Progress("run keyword", 5, "cases", stream=plain)
+    p.phase("ingesting and searching, answers held")
+    p.t0 -= 10  # 2 cases in 10 s: 0.20/s, 3 left: 15 s
+    p.update(2, errors=0, cached=0)
+    p.update(None, errors=1, cached=0)  # a failed search's record: counted as an error, not a case
+    assert p.line() == ("run keyword: 2/5 cases [ingesting and searching, answers held], 0.20/s, ETA 0:15, "
+                        "0 cached, 1 errors")
+    p.switch(12, "records", "answering", done=2)  # 2 failed records were written while searching
+    p.t0 -= 4
+    p.update(6, errors=1, cached=3)  # 4 answered in 4 s: 1.00/s, 6 left
+    assert p.line() == "run keyword: 6/12 records [answering], 1.00/s, ETA 0:06, 3 cached, 1 errors"
 
 
 def test_a_deterministic_backend_is_ingested_once_for_all_repeats_and_another_per_repeat(tmp_path, fake_llm,
@@ -240,6 +270,20 @@ def test_with_a_local_model_every_search_comes_before_the_first_answer_call(tmp_
     assert len(records_) == 6 and all(r["search_calls_in_flight"] == 0 for r in records_)
 
 
+def test_with_a_local_model_the_progress_line_counts_cases_while_searching_then_records(tmp_path, fake_llm, config,
+                                                                                      monkeypatch, capsys):
+    (tmp_path / "info.json").write_text(json.dumps({"server": "llama-cpp-python", "n_ctx": 4096}))
+    monkeypatch.setenv("LLM_SERVER_INFO", str(tmp_path / "info.json"))  # as serve.py sets it
+    monkeypatch.setattr(Progress, "EVERY_S", 0.0)  # every update printed
+    assert run_system(config, "keyword", tmp_path / "k.jsonl") == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run keyword: ")]
+    # Cases first (no record count frozen at 0 while the answers wait), then records only.
+    units = [line.split()[3] for line in lines]
+    assert units == ["cases"] * units.count("cases") + ["records"] * units.count("records") and "cases" in units
+    assert lines[units.count("cases") - 1].startswith("run keyword: 2/2 cases [ingesting and searching, answers held], ")
+    assert lines[-1].startswith("run keyword: 6/6 records [answering], ")
+
+
 def test_the_baseline_can_be_named_by_its_backend_name(tmp_path, fake_llm):
     cfg = write_config(tmp_path, backends={"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}})
     runs = []
@@ -281,3 +325,49 @@ def test_a_budget_the_served_model_cannot_read_is_warned_of_before_any_call(tmp_
     (tmp_path / "info.json").write_text("{not json")
     assert run_system(config, "none", tmp_path / "c.jsonl") == 2
     assert "LLM_SERVER_INFO is not a readable JSON file" in capsys.readouterr().err
+
+
+def test_keyword_ranks_count_a_hit_holding_any_keyword_on_word_boundaries():
+    from interface import keyword_ranks
+    q = {"meta": {"keywords": ["Go", "pike-6", "Monday, November 17"]}}
+    hits = [Hit("user: we are going to rewrite it", 1.0),                 # 1: "go" inside "going"
+            Hit("assistant: the service is written in GO.", 0.9),        # 2: any one keyword is enough
+            Hit("user: pike-61 is the new cluster", 0.8),                 # 3: "pike-6" glued into "pike-61"
+            Hit("user: all of pike-6's pods moved", 0.7),                 # 4: a possessive still names it
+            Hit("user: the freeze starts Monday,\n  November 17", 0.6),   # 5: a phrase, whitespace collapsed
+            Hit("user: the freeze starts Monday and ends November 17", 0.5)]  # 6: words apart, not the phrase
+    assert keyword_ranks(hits, q) == [2, 4, 5]
+    assert keyword_ranks(hits, {"meta": {"keywords": []}}) is None
+    assert keyword_ranks(hits, {"meta": {}}) is None and keyword_ranks([], q) == []
+
+
+def test_k_limited_says_when_k_and_not_the_budget_bounded_the_context(tmp_path, monkeypatch):
+    cfg = write_config(tmp_path, top_k=2)
+    out = tmp_path / "keyword.jsonl"
+    assert run_system(cfg, "keyword", out, "--retrieval-only", "--budgets", "20,1200") == 0
+    recs = records(out)
+    assert {r["top_k"] for r in recs} == {55}  # a sweep: ceil(1200 / 22)
+    one = tmp_path / "one.jsonl"
+    assert run_system(cfg, "keyword", one, "--retrieval-only") == 0
+    recs = records(one)
+    # top_k 2 at budget 1200: every search returns its 2 hits (each case has more turns that
+    # share a word with the question) and the budget cuts none: k bounded every context.
+    assert all(r["hits_returned"] == 2 and r["hits_cut"] == 0 for r in recs)
+    assert all(r["k_limited"] is True and r["deterministic"] is True for r in recs)
+    # The sweep's k = 55 returns every matching turn, fewer than k: never k-limited; at budget
+    # 20 the budget cuts hits: not k-limited either.
+    assert all(r["k_limited"] is False for r in records(out))
+    # A control ignores k: full_context's 6 turns of case c001 with top_k 6, nothing cut, are
+    # not k-limited.
+    full = tmp_path / "full.jsonl"
+    (tmp_path / "k6").mkdir()
+    assert run_system(write_config(tmp_path / "k6", top_k=6), "full_context", full, "--retrieval-only") == 0
+    c001 = [r for r in records(full) if r["case_id"] == "c001"]
+    assert len(c001) == 3 and all(r["hits_returned"] == 6 and r["hits_cut"] == 0 for r in c001)
+    assert all(r["k_limited"] is False for r in records(full))
+    # A failed search measured nothing: null.
+    import backends.keyword
+    monkeypatch.setattr(backends.keyword.KeywordBackend, "search", lambda self, ns, q, k: 1 / 0)
+    failed = tmp_path / "failed.jsonl"
+    assert run_system(cfg, "keyword", failed, "--retrieval-only") == 3
+    assert all(r["error"].startswith("backend: ZeroDivisionError") and r["k_limited"] is None for r in records(failed))
