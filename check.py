@@ -320,11 +320,13 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
             for lineno, r in used if r["context_tokens"] > r[BUDGET_FIELD]]
     shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
-    limited = sum(r["k_limited"] is True for _, r in used)
+    # k_limited is absent from the files of an older run.py: then it is unknown, not 0.
+    known = any("k_limited" in r for _, r in used)
+    limited = sum(r.get("k_limited") is True for _, r in used) if known else None
     numbers = {"file": path, "budget": budget, "records": len(rows), "measured": len(used), "over_budget": len(over),
                "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
                "mean_use": mean(shares), "max_use": max(shares) if shares else None,
-               "k_limited": limited, "k_limited_share": limited / len(used) if used else None}
+               "k_limited": limited, "k_limited_share": limited / len(used) if used and known else None}
     if not used:
         return result("budget", subject, "SKIP", f"{path}: no record at budget {budget} has context_tokens (every "
                       f"question failed)", numbers)
@@ -335,7 +337,8 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
     if backend not in CONTROL_NAMES and numbers["mean_use"] < settings["budget_use_min"]:
         why = (f"top_k bounded the context of {limited} of {len(used)} records ({numbers['k_limited_share']:.0%} "
                f"k_limited: every hit returned fit), so this budget measures k, not the budget"
-               if limited else "no record was k_limited: the histories or the hits are short")
+               if limited else "no record was k_limited: the histories or the hits are short" if known
+               else "the records do not say whether k bounded the context (written by an older run.py)")
         return result("budget", subject, "WARN", text + f": below {settings['budget_use_min']:.0%} on average; "
                       f"{why}; state it in the report", numbers)
     return result("budget", subject, "PASS", text, numbers)
@@ -490,7 +493,7 @@ def check_controls(pairs: list[tuple[dict, dict]] | None, why: str | None, setti
 # ---------------------------------------------------------------------------------------------
 
 RERUN_FIELDS = ("backend", "backend_version", "repeat", "qid", "evidence", "retrieved_ids", "error",
-                "dataset_sha256", "top_k", "extra_wait_s", "deterministic")
+                "dataset_sha256", "top_k", "extra_wait_s")
 # What retrieved ids depend on: two runs that differ in one of these are not the same retrieval.
 SAME_RETRIEVAL = ("backend_version", "dataset_sha256", "top_k")
 
@@ -556,7 +559,7 @@ def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[
     # A system that declares itself deterministic has its searches reused across repeats by
     # run.py, so its repeats are only honest if its reruns are identical: held to it like the
     # configured list.
-    declared = any(m["deterministic"] for m, _ in pairs)
+    declared = any(m.get("deterministic") for m, _ in pairs)  # absent in files of an older run.py
     must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"] or declared
     numbers = {"file": path, "compared": compared, "differ": len(diffs), "rate": rate, "must_be_identical": must,
                "declares_deterministic": declared, "not_measurable": unmeasured, **counts}
@@ -766,7 +769,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
     cases, dataset_sha = dataset_for(a.manifest, cfg)
     run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
-                                  "context_tokens", "k_limited", BUDGET_FIELD, "added_sha256", "added_items", "error",
+                                  "context_tokens", BUDGET_FIELD, "added_sha256", "added_items", "error",
                                   "retrieval_only", "served_model")
                          + RERUN_FIELDS)
     answered = next((path for path, _, r in run_rows if not r["retrieval_only"]), None)

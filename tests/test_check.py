@@ -164,6 +164,13 @@ def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_sh
     systems["keyword"] = [{**r, "k_limited": False} for r in kw]
     _, c, _ = checked(tmp_path, systems)
     assert "no record was k_limited" in c["budget/keyword@8000"]["summary"]
+    # Files of an older run.py have no k_limited (nor deterministic): unknown, not 0, and still checked.
+    systems = {name: [{k: v for k, v in r.items() if k not in ("k_limited", "deterministic")} for r in recs]
+               for name, recs in systems.items()}
+    _, c, _ = checked(tmp_path, systems)
+    big = c["budget/keyword@8000"]
+    assert big["numbers"]["k_limited"] is None and big["numbers"]["k_limited_share"] is None
+    assert "written by an older run.py" in big["summary"]
 
 
 def test_systems_answered_by_different_served_models_are_a_warning_per_budget(tmp_path, capsys):
