@@ -337,7 +337,7 @@ def latency_metrics(recs: list[dict]) -> dict:
 
 def accuracy_metrics(rows: list[dict]) -> dict:
     """Judged accuracy on answerable questions (the headline), on unanswerable ones apart, and
-    the judge-free exact match and token F1, overall and per type."""
+    the judge-free exact match and token F1 split the same way, overall and per type."""
     graded = [x for x in rows if x["correct"] is not None]
     ans = [x for x in graded if x["answerable"]]
     una = [x for x in graded if not x["answerable"]]
@@ -351,7 +351,11 @@ def accuracy_metrics(rows: list[dict]) -> dict:
         "abstention_accuracy": mean([x["correct"] for x in una]), "abstention_n": len(una),
         "accuracy_all": mean([x["correct"] for x in graded]),
         "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
-        "exact_match": mean([x["exact_match"] for x in graded]), "token_f1": mean([x["token_f1"] for x in graded]),
+        # EM and F1 on the same questions as the headline accuracy: an abstention gold ("I don't
+        # know") would otherwise credit the `none` control with exact matches it got by declining.
+        "exact_match": mean([x["exact_match"] for x in ans]), "token_f1": mean([x["token_f1"] for x in ans]),
+        "abstention_exact_match": mean([x["exact_match"] for x in una]),
+        "abstention_token_f1": mean([x["token_f1"] for x in una]),
         "by_type": {t: {"n": len(xs), "accuracy": mean([x["correct"] for x in xs]),
                         "exact_match": mean([x["exact_match"] for x in xs]),
                         "token_f1": mean([x["token_f1"] for x in xs])} for t, xs in sorted(by_type.items())},

@@ -108,6 +108,18 @@ def test_exact_match_and_token_f1_against_the_gold(tmp_path):
     assert s["A"]["token_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)
 
 
+def test_exact_match_and_f1_are_on_answerable_questions_with_abstention_apart(tmp_path):
+    # The `none` control declines everything: its "I don't know" matches an abstention gold
+    # exactly, which must not count as an exact match on the answerable questions.
+    a = [rec("none", "q1", "c1", "I don't know", gold_answer="Postgres 16"),             # EM 0, F1 0
+         rec("none", "q2", "c2", "Postgres", gold_answer="Postgres 16"),                 # EM 0, F1 2*(1*1/2)/(3/2) = 2/3
+         rec("none", "q3", "c3", "I don't know", gold_answer="I don't know", type="abstention")]  # EM 1, F1 1
+    _, s = scored(tmp_path, {"none": a}, "none")
+    assert s["none"]["exact_match"] == 0 and s["none"]["token_f1"] == pytest.approx(1 / 3)
+    assert s["none"]["abstention_exact_match"] == 1 and s["none"]["abstention_token_f1"] == 1
+    assert s["none"]["by_type"]["abstention"]["exact_match"] == 1
+
+
 def test_each_wrong_answer_has_one_cause(tmp_path):
     a = [rec("A", "q1", "c1", "no", evidence=["t1"], retrieved=["t2"]),                  # retrieval_miss
          rec("A", "q2", "c1", "no", evidence=["t1"], retrieved=["t2", "t1"], context_ids=["t2"]),  # budget_miss
