@@ -62,10 +62,10 @@ CAUSE_MEANING = {
     "unparseable": "the judge's output was not a verdict",
     "judge_disagreement": "the rules and the LLM judge decide differently",
     "unmeasurable": "no provenance to tell where it went wrong",
-    "retrieval_miss": "an evidence turn was never retrieved",
-    "budget_miss": "retrieved, but cut by the token budget",
-    "reader_miss": "all evidence in the context, and still wrong (for an unanswerable question: answered "
-                   "instead of declining)",
+    "retrieval_miss": "at least one evidence turn was never retrieved (whatever became of the others)",
+    "budget_miss": "every evidence turn was retrieved, and at least one was cut by the token budget",
+    "reader_miss": "every evidence turn in the context, and still wrong (for a question without evidence, an "
+                   "unanswerable one: answered instead of declining)",
 }
 # The question explorer of report.html: context lines kept per answer (the budget bounds them
 # anyway), lines shown after the budget cut, and characters kept of a turn's text. They bound

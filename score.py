@@ -174,11 +174,17 @@ def pair_verdicts(records: list[dict], verdicts: dict, path: str | None) -> list
 
 def failure_cause(rec: dict, v: dict | None) -> str | None:
     """Where a wrong answer came from, one cause per question (None for a right answer or an
-    ungraded one): the run or judge failed; the judge's output was unparseable; the rules and
-    the LLM judge would decide differently; no provenance to tell; no evidence turn retrieved
-    (retrieval_miss); retrieved but cut by the budget (budget_miss); all evidence in the
-    context and still wrong (reader_miss; for an unanswerable question, any wrong answer: the
-    reader answered instead of declining)."""
+    ungraded one), the first that applies: the run or judge failed (error); the judge's output
+    was unparseable; the rules and the LLM judge would decide differently (judge_disagreement);
+    no provenance to tell (unmeasurable); at least one evidence turn was never retrieved
+    (retrieval_miss, whatever became of the others); every evidence turn was retrieved but at
+    least one was cut by the budget (budget_miss); every evidence turn in the context and still
+    wrong (reader_miss; for a question without evidence, an unanswerable one, any wrong answer:
+    the reader answered instead of declining).
+
+    A partition, precise where the issue's words ("no evidence turn in the context") leave a
+    multi-evidence question open: a turn that search never found is a retrieval failure that no
+    budget could repair, so it takes precedence over a turn the budget cut."""
     if v is None or v["verdict"] == "correct":
         return None
     if rec["error"] is not None or v["judge_error"] is not None:
@@ -191,10 +197,11 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
         return "reader_miss"
     if rec["context_ids"] is None or rec["retrieved_ids"] is None:
         return "unmeasurable"
-    missing = set(rec["evidence"]) - set(rec["context_ids"])
-    if not missing:
-        return "reader_miss"
-    return "budget_miss" if missing & set(rec["retrieved_ids"]) else "retrieval_miss"
+    if set(rec["evidence"]) - set(rec["retrieved_ids"]):
+        return "retrieval_miss"
+    if set(rec["evidence"]) - set(rec["context_ids"]):
+        return "budget_miss"
+    return "reader_miss"
 
 
 def question_row(rec: dict, v: dict | None) -> dict:
@@ -205,7 +212,13 @@ def question_row(rec: dict, v: dict | None) -> dict:
            "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
            "answerable": is_answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
            "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
-           "exact_match": None, "token_f1": None, "contradicts": None}
+           "exact_match": None, "token_f1": None, "contradicts": None,
+           # How much of the evidence search found and the budget kept: the counts behind the
+           # cause, so `jq` can tell a partial retrieval_miss from a total one.
+           "evidence_n": len(rec["evidence"]), "evidence_retrieved": None, "evidence_in_context": None}
+    if rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
+        row["evidence_retrieved"] = len(set(rec["evidence"]) & set(rec["retrieved_ids"]))
+        row["evidence_in_context"] = len(set(rec["evidence"]) & set(rec["context_ids"]))
     if v is not None:
         row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer)
         row["token_f1"] = token_f1(rec["gold_answer"], answer) if answer is not None else 0.0
@@ -531,7 +544,8 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
                              "cases": len({x["case_id"] for x in rows[label, first]}),
                              **repeat_metrics(stats, label, {rep: rows[label, rep] for rep in reps})}
             questions += [{k: x[k] for k in ("system", "qid", "case_id", "type", "budget", "repeat", "verdict",
-                                            "by", "cause", "exact_match", "token_f1")}
+                                            "by", "cause", "evidence_n", "evidence_retrieved",
+                                            "evidence_in_context", "exact_match", "token_f1")}
                           for rep in reps for x in rows[label, rep]]
         none, oracle = (next((l for l in labels if scored[l]["backend"] == c), None) for c in ("none", "oracle"))
         for label in labels:

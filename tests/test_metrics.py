@@ -135,6 +135,22 @@ def test_each_wrong_answer_has_one_cause(tmp_path):
     assert by["A"]["failure_causes"]["reader_miss"] == 2
 
 
+def test_a_multi_evidence_question_has_one_precise_cause(tmp_path):
+    # Evidence [t1, t2]: a turn search never found is a retrieval_miss whatever became of the
+    # other; only when every evidence turn was retrieved can the budget be to blame.
+    a = [rec("A", "q1", "c1", "no", evidence=["t1", "t2"], retrieved=["t1"]),                    # t2 never retrieved
+         rec("A", "q2", "c1", "no", evidence=["t1", "t2"], retrieved=["t1", "t2"], context_ids=["t1"]),  # t2 cut
+         rec("A", "q3", "c2", "no", evidence=["t1", "t2"], retrieved=["t9", "t1"], context_ids=["t9"]),  # t1 cut, t2 never
+         rec("A", "q4", "c2", "no", evidence=["t1", "t2"], retrieved=["t2", "t1"], context_ids=["t2", "t1"])]
+    s, by = scored(tmp_path, {"A": a}, "A")
+    rows = {q["qid"]: q for q in s["questions"]}
+    assert {q: r["cause"] for q, r in rows.items()} == {"q1": "retrieval_miss", "q2": "budget_miss",
+                                                      "q3": "retrieval_miss", "q4": "reader_miss"}
+    assert [(rows[q]["evidence_retrieved"], rows[q]["evidence_in_context"]) for q in ("q1", "q2", "q3", "q4")] == \
+        [(1, 1), (2, 1), (1, 0), (2, 2)]
+    assert by["A"]["failure_causes"]["retrieval_miss"] == 2 and by["A"]["failure_causes"]["budget_miss"] == 1
+
+
 def test_judge_disagreement_is_a_cause_of_its_own():
     r = run_record("A", "q1", "c1", "Postgres 16 it is", ["t1"], ["t1"], gold_answer="Postgres 16")
     v = {**verdict_for(r, "incorrect", by="llm"), "rules_only_verdict": "correct"}
