@@ -269,8 +269,9 @@ def recall_metrics(recs: list[dict]) -> dict:
     }
 
 
-def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
-    """Staleness, contradiction and write precision from the dataset's annotations; no model."""
+def staleness_metrics(recs: list[dict]) -> dict:
+    """Of the items placed in context for annotated questions, the share superseded by a newer
+    stored item (meta.superseded_evidence); needs provenance."""
     annotated = [r for r in recs if (r["meta"] or {}).get("superseded_evidence")]
     traced = [r for r in annotated if r["context_ids"] is not None]
     stale = sum(len(set(r["context_ids"]) & set(r["meta"]["superseded_evidence"])) for r in traced)
@@ -286,12 +287,23 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
         stale_note = f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
     else:
         stale_note = None
-    contradiction, contra_note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
-                                       "no answered question has outdated values (meta.outdated_answers)"
-                                       if not any(x["verdict"] is None for x in rows) else
-                                       "no answers were graded (retrieval-only run)")
-    # Write precision: of the items stored, the share that ever reached a context that produced
-    # a correct answer. Items are counted per case (ids are unique within a case only).
+    return {"staleness": staleness, "staleness_note": stale_note, "staleness_n": len(traced)}
+
+
+def contradiction_metrics(rows: list[dict]) -> dict:
+    """Of the answered questions with meta.outdated_answers, the share whose answer states a
+    replaced value (question_row decides each, with the grader's normalization)."""
+    contradiction, note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
+                                "no answered question has outdated values (meta.outdated_answers)"
+                                if not any(x["verdict"] is None for x in rows) else
+                                "no answers were graded (retrieval-only run)")
+    return {"contradiction": contradiction, "contradiction_note": note}
+
+
+def write_precision_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Of the items stored, the share that ever reached a context that produced a correct
+    answer. Items are counted per case (ids are unique within a case only), so this is a
+    property of the whole run, not of a question type."""
     stored = sum({(r["case_id"], r["repeat"]): r["added_items"] or 0 for r in recs}.values())
     graded = [(r, x) for r, x in zip(recs, rows) if x["correct"] is not None]
     wp_note = None
@@ -304,10 +316,26 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
     else:
         useful = {(r["case_id"], r["repeat"], i) for r, x in graded if x["correct"] for i in r["context_ids"]}
         wp = len(useful) / stored
-    return {"staleness": staleness,
-            "staleness_note": stale_note, "staleness_n": len(traced),
-            "contradiction": contradiction, "contradiction_note": contra_note,
-            "write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}
+    return {"write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}
+
+
+def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Per question type, the same functions on the type's questions: accuracy, EM and F1 (on
+    all of the type: an unanswerable type is its own abstention score), retrieval and keyword
+    recall, staleness and contradiction. Write precision is per stored item, not per type."""
+    groups: dict = defaultdict(list)
+    for r, x in zip(recs, rows):
+        groups[x["type"]].append((r, x))
+    out = {}
+    for t, items in sorted(groups.items()):
+        trecs, trows = [r for r, _ in items], [x for _, x in items]
+        graded = [x for x in trows if x["correct"] is not None]
+        out[t] = {"n": len(trows), "accuracy": mean([x["correct"] for x in graded]),
+                  "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+                  "exact_match": mean([x["exact_match"] for x in graded]),
+                  "token_f1": mean([x["token_f1"] for x in graded]),
+                  **recall_metrics(trecs), **staleness_metrics(trecs), **contradiction_metrics(trows)}
+    return out
 
 
 def cost_metrics(recs: list[dict]) -> dict:
@@ -350,13 +378,10 @@ def latency_metrics(recs: list[dict]) -> dict:
 
 def accuracy_metrics(rows: list[dict]) -> dict:
     """Judged accuracy on answerable questions (the headline), on unanswerable ones apart, and
-    the judge-free exact match and token F1 split the same way, overall and per type."""
+    the judge-free exact match and token F1 split the same way (type_metrics has them per type)."""
     graded = [x for x in rows if x["correct"] is not None]
     ans = [x for x in graded if x["answerable"]]
     una = [x for x in graded if not x["answerable"]]
-    by_type = defaultdict(list)
-    for x in graded:
-        by_type[x["type"]].append(x)
     causes = Counter(x["cause"] for x in graded if x["cause"] is not None)
     return {
         "n": len(rows), "graded": len(graded), "correct": sum(x["correct"] for x in graded),
@@ -369,9 +394,6 @@ def accuracy_metrics(rows: list[dict]) -> dict:
         "exact_match": mean([x["exact_match"] for x in ans]), "token_f1": mean([x["token_f1"] for x in ans]),
         "abstention_exact_match": mean([x["exact_match"] for x in una]),
         "abstention_token_f1": mean([x["token_f1"] for x in una]),
-        "by_type": {t: {"n": len(xs), "accuracy": mean([x["correct"] for x in xs]),
-                        "exact_match": mean([x["exact_match"] for x in xs]),
-                        "token_f1": mean([x["token_f1"] for x in xs])} for t, xs in sorted(by_type.items())},
         "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
         "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
         "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
@@ -391,7 +413,8 @@ def score_system(pairs: list[tuple[dict, dict | None]], rows: list[dict] | None 
         "backend": first["backend"], "backend_version": first["backend_version"], "budget": first[BUDGET_FIELD],
         "internal_model": first["internal_model"], "flush_note": first["flush_note"],
         "time_aware": first["time_aware"], "retrieval_only": first["retrieval_only"],
-        **accuracy_metrics(rows), **recall_metrics(recs), **memory_metrics(recs, rows),
+        **accuracy_metrics(rows), "by_type": type_metrics(recs, rows), **recall_metrics(recs),
+        **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),
         **cost_metrics(recs), **latency_metrics(recs), "errors": errors, "first_error": first_error,
     }
 

@@ -95,6 +95,38 @@ def test_keyword_recall_needs_no_provenance(tmp_path):
     assert s["A"]["keyword_recall_in_context"] == pytest.approx(1 / 3) and s["A"]["keyword_recall_n"] == 3
 
 
+def test_every_memory_metric_is_also_given_per_question_type(tmp_path):
+    a = [rec("A", "q1", "c1", "yes", evidence=["t1"], retrieved=["t1", "t2"], keyword_ranks=[1], hits_kept=2),
+         rec("A", "q2", "c1", "no", evidence=["t2"], retrieved=["t9"], keyword_ranks=[], hits_kept=1),
+         rec("A", "q3", "c2", "Postgres 14", gold_answer="Postgres 16", type="knowledge_update", evidence=["t5"],
+             retrieved=["t4", "t5", "t6"], context_ids=["t4", "t5"],
+             meta={"superseded_evidence": ["t4"], "outdated_answers": ["Postgres 14"]}),
+         rec("A", "q4", "c2", "Postgres 16", gold_answer="Postgres 16", type="knowledge_update", evidence=["t5"],
+             retrieved=["t5"], meta={"superseded_evidence": ["t4"], "outdated_answers": ["Postgres 14"]})]
+    _, s = scored(tmp_path, {"A": a}, "A", correct=lambda r: r["answer"] in ("yes", "Postgres 16"))
+    single, update = s["A"]["by_type"]["single_hop"], s["A"]["by_type"]["knowledge_update"]
+    assert (single["n"], single["accuracy"], single["recall_any_at_k"], single["recall_all_in_context"]) == (2, 0.5, 0.5, 0.5)
+    assert (single["keyword_recall_at_k"], single["keyword_recall_in_context"]) == (0.5, 0.5)
+    assert single["staleness"] is None and "superseded" in single["staleness_note"]
+    assert single["contradiction"] is None and "outdated_answers" in single["contradiction_note"]
+    assert (update["accuracy"], update["recall_any_at_k"], update["recall_all_in_context"]) == (0.5, 1.0, 1.0)
+    assert update["staleness"] == pytest.approx(1 / 3)  # t4 of {t4, t5} and {t5}
+    assert update["contradiction"] == 0.5 and update["keyword_recall_at_k"] is None
+    assert "no question has keywords" in update["keyword_recall_note"]
+
+
+def test_a_retrieval_only_run_has_recall_per_type(tmp_path):
+    a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None),
+         rec("A", "q2", "c2", None, evidence=["t2"], retrieved=["t3"], retrieval_only=True, served_model=None,
+             type="temporal")]
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "A.jsonl", a), "--baseline", "A", "--json", str(out),
+                                "--resamples", "10"]) == 0
+    by_type = json.loads(out.read_text())["systems"][0]["by_type"]
+    assert by_type["single_hop"]["recall_any_at_k"] == 1 and by_type["temporal"]["recall_any_at_k"] == 0
+    assert by_type["temporal"]["accuracy"] is None and "retrieval-only" in by_type["temporal"]["accuracy_note"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Answers: exact match, F1, failure causes
 # ---------------------------------------------------------------------------------------------
