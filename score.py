@@ -338,23 +338,48 @@ def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
     return out
 
 
+def usage_counts(asked: list[dict], field: str) -> tuple[list[int], int]:
+    """The endpoint's token counts of one kind over the answer calls that reported one, and how
+    many calls reported none (a missing count is not measured, never 0)."""
+    counts = [r["usage"][field] for r in asked if r["usage"] is not None and r["usage"][field] is not None]
+    return counts, len(asked) - len(counts)
+
+
 def cost_metrics(recs: list[dict]) -> dict:
     """Tokens and calls: the context, the answer model's usage, and the system's own model."""
     asked = [r for r in recs if not r["retrieval_only"]]
-    usage = [r["usage"] for r in asked if r["usage"] is not None]
+    prompt, prompt_missing = usage_counts(asked, "prompt_tokens")
+    completion, completion_missing = usage_counts(asked, "completion_tokens")
+    failed = sum(1 for r in asked if r["error"] is not None)
+    if not asked:
+        usage_note = "no answer model was asked (retrieval-only run)"
+    elif not prompt and not completion:
+        usage_note = (f"the endpoint reported no token usage on any of the {len(asked)} answer calls"
+                      + (f" ({failed} of them failed)" if failed else ""))
+    elif prompt_missing or completion_missing:
+        usage_note = (f"counted on the calls that reported usage: {prompt_missing} of {len(asked)} answer calls gave "
+                      f"no prompt token count, {completion_missing} no completion token count"
+                      + (f" ({failed} of the calls failed)" if failed else ""))
+    else:
+        usage_note = None
     per_case = {(r["case_id"], r["repeat"]): r["internal_usage"] for r in recs if r["internal_usage"] is not None}
     internal = {k: sum(u[k] for u in per_case.values()) for k in ("calls", "cached", "prompt_tokens",
                                                                   "completion_tokens")} if per_case else None
+    internal_note = None
+    if internal is None:
+        internal_note = ("the system calls no model of its own" if not any(r["internal_model"] for r in recs) else
+                         "not counted: the backend calls a model but exposes no llm_client to count its calls through")
     tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
     return {
         "mean_context_tokens": mean(tokens), "total_context_tokens": sum(tokens) if tokens else None,
+        "context_tokens_note": None if tokens else "no context was built (every question failed)",
         "answer_calls": len(asked), "answer_calls_cached": sum(1 for r in asked if r["cached"]),
         "answer_requests": sum(1 + r["retries"] for r in asked if not r["cached"]),
-        "prompt_tokens": sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
-        "completion_tokens": sum(u["completion_tokens"] or 0 for u in usage) if usage else None,
-        "mean_prompt_tokens": mean([u["prompt_tokens"] for u in usage if u["prompt_tokens"] is not None]),
-        "usage_note": None if usage or not asked else "the endpoint reported no token usage",
-        "internal_usage": internal,
+        "prompt_tokens": sum(prompt) if prompt else None, "prompt_tokens_missing": prompt_missing,
+        "completion_tokens": sum(completion) if completion else None, "completion_tokens_missing": completion_missing,
+        "mean_prompt_tokens": mean(prompt), "mean_completion_tokens": mean(completion),
+        "usage_note": usage_note,
+        "internal_usage": internal, "internal_usage_note": internal_note,
     }
 
 
@@ -367,13 +392,21 @@ def latency_metrics(recs: list[dict]) -> dict:
     sizes = [r["added_items"] for r in cases.values() if r["added_items"]]
     contended = [r["search_calls_in_flight"] > 0 for r in searches.values() if r["search_calls_in_flight"] is not None]
     stat = lambda xs: {"mean": mean(xs), "p50": percentile(sorted(xs), 0.5), "max": max(xs)} if xs else None
+    # Controls are computed by run.py itself: nothing is stored, flushed or searched.
+    control = all(r["backend"] in CONTROL_NAMES for r in recs)
+    ingest_note = None if cases else ("a control stores nothing" if control else "no ingestion was timed (every "
+                                                                                 "case failed)")
+    search_note = None if ms else ("a control searches nothing" if control else "no search was timed (every "
+                                                                               "question failed)")
     return {"ingest_s": stat([r["ingest_s"] for r in cases.values()]),
-            "flush_s": stat([r["flush_s"] for r in cases.values()]),
+            "flush_s": stat([r["flush_s"] for r in cases.values()]), "ingest_s_note": ingest_note,
             "search_ms_p50": percentile(ms, 0.5) if ms else None,
             "search_ms_p95": percentile(ms, 0.95) if ms else None,
-            "search_ms_max": ms[-1] if ms else None,
+            "search_ms_max": ms[-1] if ms else None, "search_ms_note": search_note,
             "store_items_mean": mean(sizes), "store_items_max": max(sizes) if sizes else None,
-            "search_contended_share": mean(contended)}
+            "store_items_note": None if sizes else (ingest_note or "every ingestion stored nothing"),
+            "search_contended_share": mean(contended),
+            "search_contended_note": None if contended else (search_note or "search_calls_in_flight not recorded")}
 
 
 def accuracy_metrics(rows: list[dict]) -> dict:

@@ -293,13 +293,34 @@ def test_tokens_calls_and_internal_usage(tmp_path):
          rec("A", "q2", "c1", "yes", usage={"prompt_tokens": 70, "completion_tokens": 3}, cached=True,
              internal_usage=u, context_tokens=50),  # same case: its internal usage counted once
          rec("A", "q3", "c2", None, usage=None, cached=False, internal_usage=None, context_tokens=None,
-             error="timeout")]
+             error="timeout"),
+         # The endpoint gave no prompt count: left out of the prompt figures and counted as missing, not as 0.
+         rec("A", "q4", "c2", "yes", usage={"prompt_tokens": None, "completion_tokens": 4}, cached=False,
+             internal_usage=None, context_tokens=None)]
     _, by = scored(tmp_path, {"A": a}, "A")
     s = by["A"]
-    assert s["prompt_tokens"] == 120 and s["completion_tokens"] == 8 and s["mean_prompt_tokens"] == 60
-    assert s["answer_calls"] == 3 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 1
-    assert s["internal_usage"] == u
+    assert s["prompt_tokens"] == 120 and s["mean_prompt_tokens"] == 60 and s["prompt_tokens_missing"] == 2
+    assert s["completion_tokens"] == 12 and s["mean_completion_tokens"] == 4 and s["completion_tokens_missing"] == 1
+    assert s["usage_note"] == ("counted on the calls that reported usage: 2 of 4 answer calls gave no prompt token "
+                               "count, 1 no completion token count (1 of the calls failed)")
+    assert s["answer_calls"] == 4 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 2
+    assert s["internal_usage"] == u and s["internal_usage_note"] is None
     assert s["mean_context_tokens"] == 40 and s["total_context_tokens"] == 80
+
+
+def test_cost_and_latency_nulls_have_reasons(tmp_path):
+    ctl = [rec("none", "q1", "c1", None, retrieval_only=True, served_model=None, search_ms=None, ingest_s=None,
+               flush_s=None, added_items=0, search_calls_in_flight=None)]
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "none.jsonl", ctl), "--baseline", "none",
+                                "--json", str(out), "--resamples", "10"]) == 0
+    s = json.loads(out.read_text())["systems"][0]
+    assert s["prompt_tokens"] is None and s["completion_tokens"] is None and s["mean_completion_tokens"] is None
+    assert s["usage_note"] == "no answer model was asked (retrieval-only run)"
+    assert s["internal_usage"] is None and s["internal_usage_note"] == "the system calls no model of its own"
+    assert s["ingest_s"] is None and s["ingest_s_note"] == "a control stores nothing"
+    assert s["search_ms_p95"] is None and s["search_ms_note"] == "a control searches nothing"
+    assert s["store_items_mean"] is None and s["store_items_note"] == "a control stores nothing"
 
 
 def test_latency_at_the_store_size_it_was_measured_at(tmp_path):
