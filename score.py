@@ -515,16 +515,31 @@ class BudgetStats:
         return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi],
                 "gap_closed_note": None}
 
-    def minimum_detectable(self, key) -> dict:
-        """The smallest accuracy difference this dataset could tell from zero: the half-width of a
-        95% interval for the difference between two systems each as variable over clusters as
-        this one (z * sqrt(2) * the bootstrap SD of its accuracy). A paired design correlates the
-        two, so this errs on the wide side."""
+    def minimum_detectable(self, label: str) -> dict:
+        """The smallest accuracy difference this dataset could tell from zero (the issue's
+        definition): the half-width of the paired 95% interval of a system against itself, here
+        the baseline's repeat 1 against its repeat 0, (ci_high - ci_low) / 2. Without a repeat
+        there is nothing to pair, and the value is an approximation, labelled as such: the
+        half-width of a 95% interval for the difference of two independent systems each as
+        variable over clusters as the baseline, z * sqrt(2) * the bootstrap SD of its accuracy.
+        A paired design correlates the two, so the approximation errs on the wide side."""
+        if ((label, 1), "answerable") in self.index:
+            d = self.paired((label, 1), (label, 0), "answerable")
+            if d is None or d["ci_low"] is None:
+                return {"value": None, "method": "repeat_half_width", "formula": None,
+                        "note": "needs at least two clusters of graded answerable questions"}
+            return {"value": (d["ci_high"] - d["ci_low"]) / 2, "method": "repeat_half_width",
+                    "formula": f"half-width of the paired 95% cluster-bootstrap interval of {label} repeat 1 "
+                               f"against its repeat 0 on answerable questions", "note": None}
+        formula = (f"approximation without a repeat: 1.96 x sqrt(2) x the bootstrap SD of {label}'s accuracy on "
+                   f"answerable questions (wide: it ignores the pairing); run --repeat 2 for the paired value")
         if len(self.counts["answerable"]) < 2:
-            return {"value": None, "note": "needs at least two clusters of graded answerable questions"}
+            return {"value": None, "method": "sd_approximation", "formula": formula,
+                    "note": "needs at least two clusters of graded answerable questions"}
         den = self._t("answerable")
-        acc = self._t((key, "answerable"))[den > 0] / den[den > 0]
-        return {"value": float(Z95 * math.sqrt(2) * acc.std()), "note": None}
+        acc = self._t(((label, 0), "answerable"))[den > 0] / den[den > 0]
+        return {"value": float(Z95 * math.sqrt(2) * acc.std()), "method": "sd_approximation", "formula": formula,
+                "note": None}
 
 
 def repeat_metrics(stats: BudgetStats, label: str, rows_by_repeat: dict) -> dict:
@@ -613,7 +628,7 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
             raise InputError(f"--baseline {baseline!r} is not among the systems at budget {budget}: "
                              f"{', '.join(sorted(s['backend'] for s in scored.values()))}")
         diffs += differences(scored, stats, base_label, types)
-        mdd[str(budget)] = stats.minimum_detectable((base_label, 0))
+        mdd[str(budget)] = stats.minimum_detectable(base_label)
         systems += [scored[l] for l in labels]
     return systems, diffs, questions, mdd
 

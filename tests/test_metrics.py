@@ -238,9 +238,22 @@ def test_minimum_detectable_difference_needs_two_clusters(tmp_path):
     # Four clusters of one question, half right: the bootstrap SD of the accuracy is
     # sqrt(0.25 / 4) = 0.25, so the value is near 1.96 * sqrt(2) * 0.25 = 0.69.
     assert mdd["value"] == pytest.approx(0.69, abs=0.05)
+    assert mdd["method"] == "sd_approximation" and "1.96 x sqrt(2)" in mdd["formula"]
     one = [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")]
     s, _ = scored(tmp_path, {"A": one}, "A")
     assert s["minimum_detectable_difference"]["1200"]["value"] is None
+
+
+def test_with_a_repeat_the_minimum_detectable_difference_is_the_baselines_paired_half_width(tmp_path):
+    # The baseline B against its own repeat: cluster c0 the same (difference 0), cluster c1 right
+    # only in repeat 1 (difference 1). Resamples of two clusters give 0 (p 1/4), 0.5 or 1 (p 1/4):
+    # the interval is [0, 1] and its half-width 0.5, where the approximation would say about 0.98.
+    r0 = [rec("B", "q0", "c0", "yes"), rec("B", "q1", "c1", "no")]
+    r1 = [{**rec("B", "q0", "c0", "yes"), "repeat": 1}, {**rec("B", "q1", "c1", "yes"), "repeat": 1}]
+    s, by = scored(tmp_path, {"B": r0 + r1}, "B")
+    assert (by["B"]["noise_floor"]["ci_low"], by["B"]["noise_floor"]["ci_high"]) == (0.0, 1.0)
+    mdd = s["minimum_detectable_difference"]["1200"]
+    assert mdd["value"] == 0.5 and mdd["method"] == "repeat_half_width" and mdd["note"] is None
 
 
 def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
