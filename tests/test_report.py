@@ -79,7 +79,7 @@ def test_numbers_are_rounded_for_reading(real):
         exact = s[label]["mean_context_tokens"]
         assert row[tokens] == str(int(exact + 0.5)) and exact != int(exact)
     f1 = header.index("F1")
-    assert rows["**keyword** (baseline)"][f1] == f"{s['keyword']['token_f1']:.3g}"  # 3 significant digits
+    assert rows["**keyword** (baseline)"][f1] == f"{s['keyword']['token_f1']:#.3g}"  # 3 significant digits, zeros kept
     for number in re.findall(r"\d[\d,]*\.\d+", table_text(real["md_text"])):
         whole_part, decimals = number.replace(",", "").split(".")
         digits = (whole_part + decimals).lstrip("0")
