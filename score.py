@@ -779,19 +779,33 @@ def grading_summary(systems: list[dict]) -> str:
 # The run as a whole: warnings, the manifest, the command line
 # ---------------------------------------------------------------------------------------------
 
-def served_model_warnings(pairs: list) -> list[str]:
-    """A provider that swapped models mid-run shows as more than one served model in one run."""
-    served: dict = defaultdict(Counter)
+def served_models(pairs: list) -> dict:
+    """Per budget, per system, how many answers each served model gave (repeats together):
+    {budget: {backend: {served_model: answers}}}. A comparison holds the answer model constant,
+    so more than one model in a budget, in one system or across systems, breaks it."""
+    served: dict = defaultdict(lambda: defaultdict(Counter))
     for r, _ in pairs:
         if r["served_model"] is not None:
-            served[(r["backend"], r["repeat"])][r["served_model"]] += 1
+            served[r[BUDGET_FIELD]][r["backend"]][r["served_model"]] += 1
+    return {str(b): {backend: dict(models.most_common()) for backend, models in sorted(by.items())}
+            for b, by in sorted(served.items())}
+
+
+def served_model_warnings(served: dict) -> list[str]:
+    """One warning per budget whose answers came from more than one served model, naming every
+    system's models and counts: a provider that swapped models mid-run, or systems answered by
+    different models (each one consistent on its own, so no single system shows it)."""
     out = []
-    for (backend, repeat), models in sorted(served.items()):
-        if len(models) > 1:
-            names = ", ".join(f"{m} ({n} answers)" for m, n in models.most_common())
-            out.append(f"`{backend}`{f' repeat {repeat}' if repeat else ''} was answered by more than one served "
-                       f"model: {names}; the endpoint changed models during the run, so its answers do not come "
-                       f"from one model.")
+    for budget, by in served.items():
+        models = {m for counts in by.values() for m in counts}
+        if len(models) < 2:
+            continue
+        at = f" at budget {budget}" if len(served) > 1 else ""
+        each = "; ".join(f"`{backend}` " + ", ".join(f"{m} ({n} answers)" for m, n in counts.items())
+                         for backend, counts in by.items())
+        out.append(f"The comparison{at} was answered by more than one served model ({', '.join(sorted(models))}): "
+                   f"{each}. The answer model was not held constant, so differences between these systems are not "
+                   f"differences of memory alone.")
     return out
 
 
@@ -898,10 +912,11 @@ def main(argv: list[str] | None = None) -> int:
     pairs = pair_verdicts(comparison.records, verdicts, a.verdicts)
     baseline = resolve_baseline(a.baseline, comparison.records)
     systems, diffs, questions, mdd = comparisons(pairs, baseline, a.resamples, a.seed)
+    served = served_models(pairs)
     scores = {"baseline": baseline, "resamples": a.resamples, "seed": a.seed,
               "grading": grading_summary(systems), "budgets": sorted({s["budget"] for s in systems}),
               "questions_scored": comparison.questions, "left_out": comparison.left_out,
-              "warnings": served_model_warnings(pairs) + partial_notes(comparison),
+              "served_models": served, "warnings": served_model_warnings(served) + partial_notes(comparison),
               "systems": systems, "differences": diffs, "minimum_detectable_difference": mdd,
               "checks": read_checks(a.checks, a.runs) if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,

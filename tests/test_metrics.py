@@ -367,3 +367,22 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
             plain.append((total, count))
     assert np.array_equal(fast, np.array(plain, dtype=float))
     assert all(row.sum() == len(clusters) for block in boot.counts() for row in block)  # each resample draws n
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison as a whole
+# ---------------------------------------------------------------------------------------------
+
+def test_systems_answered_by_different_served_models_are_a_warning(tmp_path):
+    # Each system is consistent on its own; the comparison is not.
+    systems = {"keyword": [{**r, "served_model": "model-A"} for r in four_clusters("keyword", {"q0"})],
+               "full_context": [{**r, "served_model": "model-B"} for r in four_clusters("full_context", {"q0"})]}
+    s, _ = scored(tmp_path, systems, "keyword")
+    assert s["served_models"] == {"1200": {"full_context": {"model-B": 4}, "keyword": {"model-A": 4}}}
+    assert s["warnings"] == ["The comparison was answered by more than one served model (model-A, model-B): "
+                             "`full_context` model-B (4 answers); `keyword` model-A (4 answers). The answer model "
+                             "was not held constant, so differences between these systems are not differences of "
+                             "memory alone."]
+    same = {name: four_clusters(name, {"q0"}) for name in ("keyword", "full_context")}
+    s, _ = scored(tmp_path, same, "keyword")
+    assert s["warnings"] == []
