@@ -409,6 +409,25 @@ def latency_metrics(recs: list[dict]) -> dict:
             "search_contended_note": None if contended else (search_note or "search_calls_in_flight not recorded")}
 
 
+def k_limited_metrics(recs: list[dict]) -> dict:
+    """The share of questions whose context was bounded by k, not by the budget: the search
+    returned exactly top_k hits and the budget cut none (run.py's `k_limited`). High at a large
+    budget, it says the budget curve is flat because k ran out, not because the ranker is good.
+    Records written before run.py recorded the field do not have it: null, with that reason."""
+    have = [r for r in recs if "k_limited" in r]  # an optional field: older run files lack it
+    flags = [r["k_limited"] for r in have if r["k_limited"] is not None]
+    if not have:
+        note = "the run records carry no k_limited field (written before run.py recorded it)"
+    elif not flags:
+        note = f"k_limited is null on all {len(have)} records (no search was made: failed questions or a control)"
+    elif len(flags) < len(recs):
+        note = (f"measured on {len(flags)} of {len(recs)} questions (the rest carry no k_limited value: older "
+                f"records, failed questions or a control)")
+    else:
+        note = None
+    return {"k_limited_share": mean([bool(f) for f in flags]), "k_limited_n": len(flags), "k_limited_note": note}
+
+
 def accuracy_metrics(rows: list[dict]) -> dict:
     """Judged accuracy on answerable questions (the headline), on unanswerable ones apart, and
     the judge-free exact match and token F1 split the same way (type_metrics has them per type)."""
@@ -448,7 +467,8 @@ def score_system(pairs: list[tuple[dict, dict | None]], rows: list[dict] | None 
         "time_aware": first["time_aware"], "retrieval_only": first["retrieval_only"],
         **accuracy_metrics(rows), "by_type": type_metrics(recs, rows), **recall_metrics(recs),
         **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),
-        **cost_metrics(recs), **latency_metrics(recs), "errors": errors, "first_error": first_error,
+        **cost_metrics(recs), **latency_metrics(recs), **k_limited_metrics(recs), "errors": errors,
+        "first_error": first_error,
     }
 
 

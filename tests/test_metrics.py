@@ -286,6 +286,15 @@ def test_a_budget_sweep_is_one_comparison_per_budget(tmp_path, capsys):
     assert "budget curve" in capsys.readouterr().out
 
 
+def test_k_limited_share_is_the_share_of_records_whose_context_k_bounded(tmp_path):
+    a = [{**r, "k_limited": flag} for r, flag in zip(four_clusters("A", {"q0"}), (True, False, True, None))]
+    _, by = scored(tmp_path, {"A": a, "B": four_clusters("B", {"q0"})}, "B")
+    assert by["A"]["k_limited_share"] == pytest.approx(2 / 3) and by["A"]["k_limited_n"] == 3
+    assert by["A"]["k_limited_note"].startswith("measured on 3 of 4 questions")
+    # Run files written before run.py recorded the field: not measured, and said so.
+    assert by["B"]["k_limited_share"] is None and "no k_limited field" in by["B"]["k_limited_note"]
+
+
 def test_a_retrieval_only_run_measures_retrieval_and_says_accuracy_was_not(tmp_path):
     a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None)]
     runs = [write_jsonl(tmp_path / "A.jsonl", a)]
