@@ -645,9 +645,11 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
         if base_label not in scored:
             raise InputError(f"--baseline {baseline!r} is not among the systems at budget {budget}: "
                              f"{', '.join(sorted(s['backend'] for s in scored.values()))}")
+        # Rows in the order people read them (controls, baseline, systems), in the JSON as on stdout.
+        scored = {s["label"]: s for s in row_order(list(scored.values()), baseline)}
         diffs += differences(scored, stats, base_label, types)
         mdd[str(budget)] = stats.minimum_detectable(base_label)
-        systems += [scored[l] for l in labels]
+        systems += list(scored.values())
     return systems, diffs, questions, mdd
 
 
@@ -677,43 +679,123 @@ MAIN_COLUMNS = (("accuracy", "accuracy"), ("abstention", "abstention_accuracy"),
                 ("staleness", "staleness"), ("contradiction", "contradiction"), ("write prec", "write_precision"))
 
 
+def whole(x: float | None) -> str:
+    """Token counts for people: whole numbers (half up) with thousands separators; n/a for None."""
+    return "n/a" if x is None else f"{math.floor(x + 0.5):,}"
+
+
+def na(text: str, value, note: str | None) -> str:
+    """A formatted value, or n/a with the reason it is not measured."""
+    return text if value is not None else f"n/a ({note or 'not measured'})"
+
+
+def role(s: dict, scores: dict) -> str:
+    """A row's name with its role: the baseline and the controls are marked."""
+    if s["backend"] == scores["baseline"]:
+        return f"{s['label']} (baseline)"
+    return f"{s['label']} (control)" if s["backend"] in CONTROL_NAMES else s["label"]
+
+
+def row_order(systems: list[dict], baseline: str) -> list[dict]:
+    """Per budget: the controls (none, oracle, full_context), then the baseline, then the other
+    systems by name; report.py's order, which puts the others in the manifest's order."""
+    def key(s: dict) -> tuple:
+        control = s["backend"] in CONTROL_NAMES
+        return (s["budget"], 0 if control else 1,
+                CONTROL_NAMES.index(s["backend"]) if control else (0 if s["backend"] == baseline else 1), s["label"])
+    return sorted(systems, key=key)
+
+
+def cost_line(s: dict) -> str:
+    """One system's tokens, calls, ingest and search latency, each null with its reason."""
+    u = s["internal_usage"]
+    internal = (f"{u['calls']} calls ({u['cached']} cached), {whole(u['prompt_tokens'])} prompt + "
+                f"{whole(u['completion_tokens'])} completion tokens" if u else f"n/a ({s['internal_usage_note']})")
+    usage = (f"prompt tokens {na(whole(s['prompt_tokens']), s['prompt_tokens'], s['usage_note'])}, completion "
+             f"tokens {na(whole(s['completion_tokens']), s['completion_tokens'], s['usage_note'])} (per question: "
+             f"{whole(s['mean_prompt_tokens'])} prompt, {whole(s['mean_completion_tokens'])} completion)")
+    if s["usage_note"] and (s["prompt_tokens"] is not None or s["completion_tokens"] is not None):
+        usage += f" [{s['usage_note']}]"
+    ing, fl = s["ingest_s"], s["flush_s"]
+    ingest = (f"ingest {fmt(ing['mean'])} s/case (p50 {fmt(ing['p50'])}, max {fmt(ing['max'])}), flush "
+              f"{fmt(fl['mean'])} s (max {fmt(fl['max'])})" if ing else f"ingest n/a ({s['ingest_s_note']})")
+    search = (f"search p50 {fmt(s['search_ms_p50'])} / p95 {fmt(s['search_ms_p95'])} / max {fmt(s['search_ms_max'])} "
+              f"ms at {na(whole(s['store_items_mean']), s['store_items_mean'], s['store_items_note'])} items per "
+              f"namespace (max {whole(s['store_items_max'])}), "
+              f"{na(fmt(s['search_contended_share']), s['search_contended_share'], s['search_contended_note'])} of "
+              f"searches while answer calls were in flight"
+              if s["search_ms_p95"] is not None else f"search n/a ({s['search_ms_note']})")
+    return (f"context tokens {na(whole(s['mean_context_tokens']), s['mean_context_tokens'], s['context_tokens_note'])} "
+            f"mean, {whole(s['total_context_tokens'])} total; {usage}; answer calls {s['answer_calls']} "
+            f"({s['answer_calls_cached']} cached, {s['answer_requests']} requests sent); internal model {internal}; "
+            f"{ingest}; {search}")
+
+
+def repeat_line(s: dict) -> str:
+    """Accuracy per repeat, its mean and spread, and the noise floor; or why there is none."""
+    rep = s["repeat_accuracy"]
+    if rep is None:
+        return f"{s['repeats']} repeat: n/a ({s['noise_floor_note']})"
+    return (f"{s['repeats']} repeats: accuracy {', '.join(fmt(a) for a in rep['per_repeat'])}; mean {fmt(rep['mean'])}, "
+            f"sd {fmt(rep['sd'])}, min {fmt(rep['min'])}, max {fmt(rep['max'])}; noise floor (repeat 1 vs 0) "
+            + (ci(s["noise_floor"]) if s["noise_floor"] else f"n/a ({s['noise_floor_note']})"))
+
+
 def render_text(scores: dict) -> str:
-    """The readable stdout tables."""
+    """The readable stdout tables: every number of the JSON's system rows, the baseline and the
+    controls marked, controls first (report.py's order)."""
+    systems = row_order(scores["systems"], scores["baseline"])
     out = ["system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | ctx tokens | search p95 ms | errors"]
-    for s in scores["systems"]:
-        out.append(f"{s['label']} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
-                   + f" | {fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']}")
+    for s in systems:
+        out.append(f"{role(s, scores)} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
+                   + f" | {whole(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']}")
     out.append("\naccuracy by question type (n)")
-    for s in scores["systems"]:
+    for s in systems:
         types = ", ".join(f"{t}={fmt(v['accuracy'])}({v['n']})" for t, v in s["by_type"].items())
-        out.append(f"{s['label']}: {types or 'not graded'}")
+        out.append(f"{role(s, scores)}: {types or 'not graded'}")
     if len(scores["budgets"]) > 1:
-        out.append("\nbudget curve: accuracy / recall_all in context")
-        for backend in sorted({s["backend"] for s in scores["systems"]}):
-            points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])}"
-                      for s in scores["systems"] if s["backend"] == backend]
+        out.append("\nbudget curve: accuracy / recall_all in context / k-limited share (k, not the budget, bounded "
+                   "the context)")
+        for backend in dict.fromkeys(s["backend"] for s in systems):
+            points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])} / "
+                      f"{fmt(s['k_limited_share'])}" for s in systems if s["backend"] == backend]
             out.append(f"{backend}: " + ", ".join(points))
+        for s in systems:
+            if s["k_limited_note"]:
+                out.append(f"note: {s['label']}: k-limited share: {s['k_limited_note']}")
     out.append("\nwhere the wrong answers came from")
-    for s in scores["systems"]:
+    for s in systems:
         causes = ", ".join(f"{c} {n}" for c, n in s["failure_causes"].items() if n)
-        out.append(f"{s['label']}: {causes or 'none'}")
+        out.append(f"{role(s, scores)}: {causes or 'none'}")
+    out.append("\ncost and latency (repeat 0)")
+    out += [f"{role(s, scores)}: {cost_line(s)}" for s in systems]
+    out.append("\nrepeats and the noise floor (accuracy on answerable questions)")
+    out += [f"{role(s, scores)}: {repeat_line(s)}" for s in systems]
     out.append(f"\npaired difference vs {scores['baseline']} on answerable questions (cluster bootstrap, "
-               f"{scores['resamples']} resamples, 95% CI); abstention apart")
+               f"{scores['resamples']} resamples, 95% CI); abstention apart; the controls are not compared")
     for d in scores["differences"]:
+        if d["system"] not in {s["label"] for s in systems if s["backend"] not in CONTROL_NAMES}:
+            continue
         flag = "  (within the noise floor)" if d["within_noise_floor"] else ""
         out.append(f"{d['system']}: {ci(d)}  over {d['questions']} questions in {d['clusters']} clusters; "
                    f"abstention {ci(d['abstention'])}{flag}")
+        out.append("  by type: " + ", ".join(f"{t} {ci(x)}" for t, x in d["by_type"].items()))
     for budget, m in scores["minimum_detectable_difference"].items():
         out.append(f"minimum detectable difference at budget {budget}: {fmt(m['value'])}"
-                   + (f" ({m['note']})" if m["note"] else ""))
-    for s in scores["systems"]:
-        if s["noise_floor"]:
-            out.append(f"noise floor of {s['label']} (repeat 1 vs 0): {ci(s['noise_floor'])}")
-    for s in scores["systems"]:
+                   + (f" ({m['note']})" if m["note"] else "") + (f"; {m['formula']}" if m["formula"] else ""))
+    for s in systems:
         for key in ("accuracy_note", "recall_note", "keyword_recall_note", "staleness_note", "contradiction_note",
                     "write_precision_note", "gap_closed_note"):
             if s[key]:
                 out.append(f"note: {s['label']}: {key.removesuffix('_note')}: {s[key]}")
+    cal = scores["calibration"]
+    if cal:
+        o, g = cal["overall"], cal["grader"]
+        out.append(f"\njudge calibration of this grader ({cal['grading']}; rules {g['rules_sha256'][:12]}, judge "
+                   f"{g['judge_model'] or 'none'}) on {cal['calibration_set']}: false accept rate "
+                   f"{fmt(o['false_accept_rate'])} ({o['false_accepts']} of {o['known_wrong']}), false reject rate "
+                   f"{fmt(o['false_reject_rate'])} ({o['false_rejects']} of {o['known_right']}), kappa "
+                   f"{fmt(cal['kappa'])}, n {o['n']}")
     for w in scores["warnings"]:
         out.append(f"warning: {w}")
     out.append("\nwhat the controls say")
@@ -895,7 +977,8 @@ def read_calibration(path: str, pairs: list) -> dict:
                for _, v in pairs if v is not None}
     try:
         own = tuple(sorted(cal["grader"].items()))
-        summary = {k: cal[k] for k in ("calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures")}
+        summary = {k: cal[k] for k in ("grader", "calibration_set", "grading", "overall", "by_kind", "kappa",
+                                       "judge_failures")}
     except (KeyError, TypeError, AttributeError) as e:
         raise InputError(f"{path}: not a calibration.json of judge.py --calibrate (missing {e})") from None
     if graders and graders != {own}:
