@@ -6,9 +6,11 @@ instrument's checks, the judge's calibration and the human audit when they exist
 The report states the fairness contract (what was held constant, and every deviation from it,
 only when present), then the main table (controls first, the baseline marked, each system's
 paired difference to the baseline with its interval, the noise floor; a metric that cannot be
-measured is n/a with its reason as a footnote), accuracy per question type with abstention
-apart, the budget curve, where the wrong answers came from, the judge's calibration and human
-agreement, the run's facts and the commands that reproduce it. Numbers are rounded for reading
+measured is n/a with its reason as a footnote), the paired difference per question type, what
+the controls say (check.py's verdicts), accuracy and every memory metric per question type with
+abstention apart, the budget curve, where the wrong answers came from, cost and latency, repeats
+and the noise floor, the judge's calibration and human agreement, the run's facts and the
+commands that reproduce it. Numbers are rounded for reading
 (3 significant digits for rates, whole tokens); the exact values stay in scores.json. A
 retrieval-only run (run.py --retrieval-only) gets the model-free report: the retrieval columns,
 and accuracy marked as not measured.
