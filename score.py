@@ -553,7 +553,8 @@ class BudgetStats:
                    f"answerable questions (wide: it ignores the pairing); run --repeat 2 for the paired value")
         if len(self.counts["answerable"]) < 2:
             return {"value": None, "method": "sd_approximation", "formula": formula,
-                    "note": "needs at least two clusters of graded answerable questions"}
+                    "note": "needs at least two clusters of graded answerable questions" if self.counts["answerable"]
+                    else "no answerable question was graded (a retrieval-only run has no answers)"}
         den = self._t("answerable")
         acc = self._t(((label, 0), "answerable"))[den > 0] / den[den > 0]
         return {"value": float(Z95 * math.sqrt(2) * acc.std()), "method": "sd_approximation", "formula": formula,
@@ -711,11 +712,12 @@ def cost_line(s: dict) -> str:
     u = s["internal_usage"]
     internal = (f"{u['calls']} calls ({u['cached']} cached), {whole(u['prompt_tokens'])} prompt + "
                 f"{whole(u['completion_tokens'])} completion tokens" if u else f"n/a ({s['internal_usage_note']})")
-    usage = (f"prompt tokens {na(whole(s['prompt_tokens']), s['prompt_tokens'], s['usage_note'])}, completion "
-             f"tokens {na(whole(s['completion_tokens']), s['completion_tokens'], s['usage_note'])} (per question: "
-             f"{whole(s['mean_prompt_tokens'])} prompt, {whole(s['mean_completion_tokens'])} completion)")
-    if s["usage_note"] and (s["prompt_tokens"] is not None or s["completion_tokens"] is not None):
-        usage += f" [{s['usage_note']}]"
+    if s["prompt_tokens"] is None and s["completion_tokens"] is None:
+        usage = f"answer tokens n/a ({s['usage_note']})"
+    else:
+        usage = (f"prompt tokens {whole(s['prompt_tokens'])}, completion tokens {whole(s['completion_tokens'])} "
+                 f"(per question: {whole(s['mean_prompt_tokens'])} prompt, {whole(s['mean_completion_tokens'])} "
+                 f"completion)" + (f" [{s['usage_note']}]" if s["usage_note"] else ""))
     ing, fl = s["ingest_s"], s["flush_s"]
     ingest = (f"ingest {fmt(ing['mean'])} s/case (p50 {fmt(ing['p50'])}, max {fmt(ing['max'])}), flush "
               f"{fmt(fl['mean'])} s (max {fmt(fl['max'])})" if ing else f"ingest n/a ({s['ingest_s_note']})")
@@ -760,9 +762,11 @@ def render_text(scores: dict) -> str:
             points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])} / "
                       f"{fmt(s['k_limited_share'])}" for s in systems if s["backend"] == backend]
             out.append(f"{backend}: " + ", ".join(points))
+        reasons: dict = defaultdict(list)
         for s in systems:
             if s["k_limited_note"]:
-                out.append(f"note: {s['label']}: k-limited share: {s['k_limited_note']}")
+                reasons[s["k_limited_note"]].append(s["label"])
+        out += [f"note: k-limited share: {why} ({', '.join(labels)})" for why, labels in reasons.items()]
     out.append("\nwhere the wrong answers came from")
     for s in systems:
         causes = ", ".join(f"{c} {n}" for c, n in s["failure_causes"].items() if n)

@@ -342,8 +342,8 @@ def test_a_budget_sweep_is_one_comparison_per_budget(tmp_path, capsys):
     curve = section(capsys.readouterr().out, "budget curve")
     assert curve[:2] == ["B: 500: 0.250 / 1.000 / n/a, 2000: 0.250 / 1.000 / n/a",
                          "A: 500: 0.250 / 0.250 / 0.000, 2000: 0.750 / 1.000 / 0.500"]
-    assert "note: B@500: k-limited share: the run records carry no k_limited field (written before run.py " \
-           "recorded it)" in curve
+    assert curve[2] == ("note: k-limited share: the run records carry no k_limited field (written before run.py "
+                        "recorded it) (B@500, B@2000)")
 
 
 def test_k_limited_share_is_the_share_of_records_whose_context_k_bounded(tmp_path):
@@ -496,7 +496,7 @@ def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, ca
                          "tokens; ingest 3.000 s/case (p50 2.000, max 4.000), flush 1.000 s (max 1.500); search p50 "
                          "3.000 / p95 5.000 / max 5.000 ms at 50 items per namespace (max 60), 0.500 of searches while "
                          "answer calls were in flight")
-    assert cost["B (baseline)"].startswith("context tokens 10 mean, 20 total; prompt tokens n/a (the endpoint "
+    assert cost["B (baseline)"].startswith("context tokens 10 mean, 20 total; answer tokens n/a (the endpoint "
                                            "reported no token usage on any of the 2 answer calls)")
     repeats = dict(line.split(": ", 1) for line in section(out, "repeats and the noise floor"))
     # Repeat 0 gets q1 right, repeat 1 both: 0.5 and 1; sd of the two sqrt(0.125) = 0.354; repeat 1 minus
