@@ -792,9 +792,10 @@ def by_type_section(scores: dict, order: list[dict]) -> list:
             rows.append(row)
             classes.append(row_class(s, scores))
     header = ["system", "type", "n"] + [c[0] for c in columns]
-    blocks += [Para(segs("Every memory metric per type, on that type's questions (EM and F1 on all of them: for an "
-                         "unanswerable type they are its abstention scores). Write precision is per stored item, so "
-                         "it has no type.")),
+    em = "" if model_free else (" (EM and F1 on all of them: for an unanswerable type they are its abstention "
+                                "scores)")
+    blocks += [Para(segs(f"Every memory metric per type, on that type's questions{em}. Write precision is per stored "
+                         f"item, so it has no type.")),
                Table(header, rows, classes, [False, False] + [True] * (len(header) - 2))]
     footnotes = notes.bullets()
     if footnotes:
