@@ -6,9 +6,11 @@ instrument's checks, the judge's calibration and the human audit when they exist
 The report states the fairness contract (what was held constant, and every deviation from it,
 only when present), then the main table (controls first, the baseline marked, each system's
 paired difference to the baseline with its interval, the noise floor; a metric that cannot be
-measured is n/a with its reason as a footnote), accuracy per question type with abstention
-apart, the budget curve, where the wrong answers came from, the judge's calibration and human
-agreement, the run's facts and the commands that reproduce it. Numbers are rounded for reading
+measured is n/a with its reason as a footnote), the paired difference per question type, what
+the controls say (check.py's verdicts), accuracy and every memory metric per question type with
+abstention apart, the budget curve, where the wrong answers came from, cost and latency, repeats
+and the noise floor, the judge's calibration and human agreement, the run's facts and the
+commands that reproduce it. Numbers are rounded for reading
 (3 significant digits for rates, whole tokens); the exact values stay in scores.json. A
 retrieval-only run (run.py --retrieval-only) gets the model-free report: the retrieval columns,
 and accuracy marked as not measured.
@@ -50,10 +52,6 @@ from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, UNA
                        sha256_file, write_atomic)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-# score.py's own thresholds for the plain-words control sentences (seed guide, section 9.1);
-# check.py's configurable thresholds decide PASS and FAIL, and its results are shown apart.
-NONE_FACTUAL_MAX = 0.10
-ORACLE_MIN = 0.80
 # score.py's defaults: a score command that used them needs no flag to be reproduced.
 DEFAULT_RESAMPLES, DEFAULT_SEED = 10000, 0
 # What each failure cause means (score.py's failure_cause decides them, in this order).
@@ -62,10 +60,10 @@ CAUSE_MEANING = {
     "unparseable": "the judge's output was not a verdict",
     "judge_disagreement": "the rules and the LLM judge decide differently",
     "unmeasurable": "no provenance to tell where it went wrong",
-    "retrieval_miss": "an evidence turn was never retrieved",
-    "budget_miss": "retrieved, but cut by the token budget",
-    "reader_miss": "all evidence in the context, and still wrong (for an unanswerable question: answered "
-                   "instead of declining)",
+    "retrieval_miss": "at least one evidence turn was never retrieved (whatever became of the others)",
+    "budget_miss": "every evidence turn was retrieved, and at least one was cut by the token budget",
+    "reader_miss": "every evidence turn in the context, and still wrong (for a question without evidence, an "
+                   "unanswerable one: answered instead of declining)",
 }
 # The question explorer of report.html: context lines kept per answer (the budget bounds them
 # anyway), lines shown after the budget cut, and characters kept of a turn's text. They bound
@@ -76,7 +74,7 @@ TURN_TEXT_MAX = 1200
 PLOT_NAMES = ("accuracy", "budget", "failures")
 # Fields of score.py's JSON this report reads; an older or foreign file lacks some.
 SCORES_FIELDS = ("baseline", "resamples", "seed", "grading", "budgets", "questions_scored", "left_out", "warnings",
-                 "systems", "differences", "minimum_detectable_difference", "questions")
+                 "served_models", "systems", "differences", "minimum_detectable_difference", "questions")
 SYSTEM_FIELDS = ("label", "backend", "backend_version", "budget", "internal_model", "flush_note", "time_aware",
                  "retrieval_only", "n", "accuracy", "accuracy_n", "accuracy_note", "abstention_accuracy",
                  "abstention_n", "exact_match", "token_f1", "by_type", "failure_causes", "recall_any_at_k",
@@ -84,7 +82,13 @@ SYSTEM_FIELDS = ("label", "backend", "backend_version", "budget", "internal_mode
                  "keyword_recall_note", "staleness", "staleness_note", "contradiction", "contradiction_note",
                  "write_precision", "write_precision_note", "mean_context_tokens", "search_ms_p95",
                  "search_contended_share", "errors", "first_error", "repeats", "noise_floor", "noise_floor_note",
-                 "gap_closed", "gap_closed_note")
+                 "gap_closed", "gap_closed_note", "abstention_exact_match", "abstention_token_f1",
+                 "total_context_tokens", "context_tokens_note", "prompt_tokens", "completion_tokens",
+                 "prompt_tokens_missing", "completion_tokens_missing", "mean_prompt_tokens", "mean_completion_tokens",
+                 "usage_note", "answer_calls", "answer_calls_cached", "answer_requests", "internal_usage",
+                 "internal_usage_note", "ingest_s", "flush_s", "ingest_s_note", "search_ms_p50", "search_ms_max",
+                 "search_ms_note", "store_items_mean", "store_items_max", "store_items_note", "search_contended_note",
+                 "repeat_accuracy", "k_limited_share", "k_limited_note")
 MANIFEST_FIELDS = ("run_id", "created_utc", "git_commit", "git_dirty", "dataset", "dataset_sha256", "dataset_counts",
                    "config", "config_sha256", "answer_model", "judge_model", "top_k", "context_token_budget",
                    "tokenizer", "endpoint", "served_model_info", "backends")
@@ -194,6 +198,15 @@ class Pre(NamedTuple):
 def segs(*parts) -> list:
     """A segment list from strings and segments."""
     return list(parts)
+
+
+def ticked(text: str) -> list:
+    """score.py's words, whose names are in `backticks`, as segments: the names as Code (escaped
+    by each renderer like any text), so markdown shows them as code, not as \\`name\\`."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: plain text, escaped as such
+        return segs(text)
+    return [Code(p) if i % 2 else p for i, p in enumerate(parts) if p]
 
 
 def md_plain(text: str, in_table: bool) -> str:
@@ -463,7 +476,7 @@ def contract_section(scores: dict, manifest: dict, records: list[dict], checks: 
              f"{', '.join(f'{b:,}' for b in budgets)} tokens" if len(budgets) > 1 else f"{budgets[0]:,} tokens",
              " counted by ", Code(first["tokenizer"]), ", never over."),
         segs("Answer model ", Code(first["answer_model"]),
-             *((" (served as ", Code(", ".join(served)), ")") if served else ()),
+             *((" (served as ", Code(served[0]), ")") if len(served) == 1 else ()),
              f", temperature 0, seed {first['seed']}, at most {first['answer_max_tokens']} tokens; one prompt, "
              f"sha256 ", Code(first["prompt_sha256"][:16]), "."),
         segs("Grading, blinded and shuffled across systems: ", scores["grading"]),
@@ -471,6 +484,12 @@ def contract_section(scores: dict, manifest: dict, records: list[dict], checks: 
     if retrieval_only(scores):
         held[3] = segs("No answer model was asked: a retrieval-only run (run.py --retrieval-only).")
         held[4] = segs("Grading: nothing graded; accuracy is not measured.")
+    elif len(served) > 1:
+        # The model requested was the same, the model that answered was not: not held constant.
+        held[3] = segs("Prompt and decoding: one prompt, sha256 ", Code(first["prompt_sha256"][:16]),
+                       f", temperature 0, seed {first['seed']}, at most {first['answer_max_tokens']} tokens. The answer "
+                       f"model ", Code(first["answer_model"]), " was requested of every system, but ",
+                       Strong(f"{len(served)} served models answered"), " (see the deviations).")
     blocks: list = [Heading(2, "The fairness contract", "contract"),
                     Para(segs("Held constant for every system:")), Bullets(held)]
     found = deviations(scores, records, checks if checks_current else None)
@@ -518,7 +537,7 @@ def deviations(scores: dict, records: list[dict], checks: dict | None) -> list:
             out.append(segs(Code(s["label"]), f": {s['errors']} of {s['n']} questions failed (run or judge errors) "
                             f"and count as incorrect; the first: ", Code(s["first_error"] or "?")))
     # score.py's warnings: a served-model change, a --limit run, a partial comparison.
-    out += [segs(w) for w in scores["warnings"]]
+    out += [ticked(w) for w in scores["warnings"]]
     if checks is not None:
         for c in checks["checks"]:
             if c["status"] in ("FAIL", "WARN"):
@@ -554,13 +573,11 @@ def qualifier(s: dict, key: str) -> str | None:
     note = s[NOTE_OF[key]] if key in NOTE_OF else None
     if note or s[key] is not None:
         return note
-    graded = s["accuracy_note"] or "no answer was graded"
+    graded = s["accuracy_note"] or "no answerable question was graded"
     return {"accuracy": "no answerable question was graded",
             "abstention_accuracy": s["accuracy_note"] or "no unanswerable (abstention) question was graded",
             "exact_match": graded, "token_f1": graded,
-            "mean_context_tokens": "no context was built (every question failed)",
-            "search_ms_p95": "a control searches nothing" if is_control(s) else "no search was timed (every question "
-                                                                                 "failed)"}.get(key)
+            "mean_context_tokens": s["context_tokens_note"], "search_ms_p95": s["search_ms_note"]}.get(key)
 
 
 def main_table(scores: dict, order: list[dict], notes: Footnotes) -> Table:
@@ -622,16 +639,22 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
                    "(" + ", ".join(f"{s['label']} {rate(s['search_contended_share'])}" for s in contended) + ")")
     if not retrieval_only(scores):
         legend += ("; accuracy is on answerable questions, abstention on unanswerable ones apart; gap closed: "
-                   "(system - none) / (oracle - none); EM and F1 need no judge; contradiction: answers stating a "
+                   "(system - none) / (oracle - none); EM and F1 need no judge and are on answerable questions too "
+                   "(the unanswerable types have theirs in the per-type tables); contradiction: answers stating a "
                    "replaced value; write precision: share of stored items that ever reached the context of a "
                    "correct answer")
     blocks.append(Para(segs(legend + ".")))
     if not retrieval_only(scores):
         for budget, m in sorted(scores["minimum_detectable_difference"].items(), key=lambda kv: int(kv[0])):
             at = f" at budget {int(budget):,}" if len(scores["budgets"]) > 1 else ""
-            blocks.append(Para(segs(f"Minimum detectable difference{at}: {rate(m['value'])} (the smallest accuracy "
-                                    f"difference this dataset could tell from zero"
-                                    + (f"; {m['note']}" if m["note"] else "") + ").")))
+            how = {"repeat_half_width": "the half-width of the paired interval of the baseline against its own "
+                                        "repeat, (upper - lower) / 2 of repeat 1 minus repeat 0",
+                   "sd_approximation": "an approximation, for want of a repeat of the baseline: 1.96 x sqrt(2) x the "
+                                       "bootstrap SD of the baseline's accuracy, which ignores the pairing and so errs "
+                                       "on the wide side; run.py --repeat 2 gives the paired value"}[m["method"]]
+            blocks.append(Para(segs(f"Minimum detectable difference{at}: {rate(m['value'])}, the smallest accuracy "
+                                    f"difference this dataset could tell from zero: {how}"
+                                    + (f" ({m['note']})" if m["note"] else "") + ".")))
     footnotes = notes.bullets()
     if footnotes:
         blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
@@ -673,75 +696,141 @@ def paired_section(scores: dict, order: list[dict]) -> list:
     return blocks
 
 
-def controls_section(scores: dict, order: list[dict]) -> list:
-    """What the controls say about the instrument, in plain words (seed guide, section 9.1)."""
+def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
+    """What the controls say about the instrument (seed guide, section 9.1). Whether `none` is
+    low enough and `oracle` high enough is check.py's verdict, per question type against
+    config.yaml's `checks:` thresholds: quoted from checks.json when it belongs to these runs;
+    otherwise the numbers only (a threshold of this report's own would contradict check.py's)."""
     if retrieval_only(scores):
         return []
     lines = []
-    for budget in scores["budgets"]:
-        at = f" at budget {budget:,}" if len(scores["budgets"]) > 1 else ""
-        by = {s["backend"]: s for s in order if s["budget"] == budget}
-        none, oracle = by.get("none"), by.get("oracle")
-        if none and none["accuracy"] is not None:
-            if none["accuracy"] > NONE_FACTUAL_MAX:
-                lines.append(segs("The ", Code("none"), f" control (no memory at all) answers "
-                                  f"{rate(none['accuracy'])} of answerable questions{at}: some gold answers can be "
-                                  f"guessed without memory; treat those questions with suspicion."))
-            else:
-                lines.append(segs("The ", Code("none"), f" control answers {rate(none['accuracy'])} of answerable "
-                                  f"questions{at}: the gold answers are not guessable, as they should be."))
-        if oracle and oracle["accuracy"] is not None:
-            if oracle["accuracy"] < ORACLE_MIN:
-                lines.append(segs("The ", Code("oracle"), f" control, given exactly the gold evidence, reaches only "
-                                  f"{rate(oracle['accuracy'])}{at}. That is the ceiling of this answer model and "
-                                  f"grader on this dataset, not a property of any memory system: read every system "
-                                  f"against it (gap closed) and read the recall columns, which need no model."))
-            else:
-                lines.append(segs("The ", Code("oracle"), f" control reaches {rate(oracle['accuracy'])}{at}: the "
-                                  f"answer model and grader can answer when given the right evidence."))
-        for s in by.values():
-            if is_control(s) or s["accuracy"] is None:
-                continue
-            if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
-                lines.append(segs(Code(s["label"]), f" answers fewer questions ({rate(s['accuracy'])}) than the ",
-                                  Code("none"), " control: its context misleads the answer model."))
-            if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
-                lines.append(segs(Code(s["label"]), " scores above the ", Code("oracle"), ": audit the evidence "
-                                  "labels of the questions it gets right and the oracle does not."))
+    if checks is not None and current:
+        lines += [segs(f"{c['status']} ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
+                  if c["check"] == "controls"]
+        intro = ("check.py's verdicts on the controls (per question type, thresholds from config.yaml's checks: "
+                 "section):")
+    else:
+        intro = ("What the controls scored. Whether that is within their limits is check.py's verdict, per question "
+                 "type (config.yaml checks.none_max and checks.oracle_min); no checks.json of these runs was given.")
+        for budget in scores["budgets"]:
+            at = f" at budget {budget:,}" if len(scores["budgets"]) > 1 else ""
+            by = {s["backend"]: s for s in order if s["budget"] == budget}
+            none, oracle = by.get("none"), by.get("oracle")
+            for c, what in ((none, "no memory at all"), (oracle, "exactly the gold evidence")):
+                if c is None or c["accuracy"] is None:
+                    continue
+                types = ", ".join(f"{t} {rate(v['accuracy'])} (n={v['n']})" for t, v in c["by_type"].items()
+                                  if t not in UNANSWERABLE_TYPES and v["accuracy"] is not None)
+                lines.append(segs("The ", Code(c["backend"]), f" control ({what}) answers {rate(c['accuracy'])} of "
+                                  f"answerable questions{at}; per type: {types or 'none graded'}."))
+            for s in by.values():
+                if is_control(s) or s["accuracy"] is None:
+                    continue
+                if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
+                    lines.append(segs(Code(s["label"]), f" answers fewer questions ({rate(s['accuracy'])}) than the ",
+                                      Code("none"), " control: its context misleads the answer model."))
+                if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
+                    lines.append(segs(Code(s["label"]), " scores above the ", Code("oracle"), ": audit the evidence "
+                                      "labels of the questions it gets right and the oracle does not."))
     if not lines:
         lines.append(segs("Neither the ", Code("none"), " nor the ", Code("oracle"), " control is in this comparison: "
                           "nothing checks the instrument's floor and ceiling. Run them (make bench does)."))
-    return [Heading(2, "What the controls say", "controls"), Bullets(lines)]
+    return [Heading(2, "What the controls say", "controls"), Para(segs(intro)), Bullets(lines)]
+
+
+def type_order(present: set) -> list[str]:
+    """Question types as the tables list them: the answerable types in the dataset contract's
+    order, then the unanswerable ones (apart), then any type of an importer's own."""
+    known = [t for t in QUESTION_TYPES if t in present]
+    return ([t for t in known if t not in UNANSWERABLE_TYPES] + [t for t in known if t in UNANSWERABLE_TYPES]
+            + sorted(present - set(QUESTION_TYPES)))
+
+
+def row_class(s: dict, scores: dict) -> str:
+    """A row's CSS class: the baseline and the controls stand out."""
+    return "baseline" if is_baseline(s, scores) else "control" if is_control(s) else ""
+
+
+# The per-type table's columns: header, by_type key, footnote name, by_type key of its note.
+TYPE_COLUMNS = (("accuracy", "accuracy", "accuracy", "accuracy_note"), ("EM", "exact_match", "EM/F1", "accuracy_note"),
+                ("F1", "token_f1", "EM/F1", "accuracy_note"), ("recall@k", "recall_any_at_k", "recall", "recall_note"),
+                ("recall in ctx", "recall_all_in_context", "recall", "recall_note"),
+                ("kw recall@k", "keyword_recall_at_k", "keyword recall", "keyword_recall_note"),
+                ("kw recall in ctx", "keyword_recall_in_context", "keyword recall", "keyword_recall_note"),
+                ("staleness", "staleness", "staleness", "staleness_note"),
+                ("contradiction", "contradiction", "contradiction", "contradiction_note"))
 
 
 def by_type_section(scores: dict, order: list[dict]) -> list:
-    """Accuracy per question type, the unanswerable types apart."""
-    if retrieval_only(scores):
-        return [Heading(2, "Per question type", "types"),
-                Para(segs("Not measured: a retrieval-only run has no answers to grade."))]
+    """Accuracy per question type, the unanswerable types apart; then every memory metric per
+    type (score.py computes them with the same functions on each type's questions)."""
     present = {t for s in order for t in s["by_type"]}
-    answerable = [t for t in QUESTION_TYPES if t in present and t not in UNANSWERABLE_TYPES]
-    apart = [t for t in QUESTION_TYPES if t in present and t in UNANSWERABLE_TYPES]
-    rows = []
+    types = type_order(present)
+    apart = [t for t in types if t in UNANSWERABLE_TYPES]
+    blocks: list = [Heading(2, "Per question type", "types")]
+    model_free = retrieval_only(scores)
+    if model_free:
+        blocks.append(Para(segs("Accuracy is not measured: a retrieval-only run has no answers to grade. The retrieval "
+                                "metrics per type follow.")))
+    else:
+        rows = [[display(s, scores)] + [f"{rate(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})"
+                                        if t in s["by_type"] else "–" for t in types] for s in order]
+        header = ["system"] + [f"{t} (apart)" if t in UNANSWERABLE_TYPES else t for t in types]
+        blocks += [Para(segs("Accuracy (questions) per type. Unanswerable types (", ", ".join(apart) or "none here",
+                             ") are apart: a system that always declines gets them right and fails everything else.")),
+                   Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
+    columns = [c for c in TYPE_COLUMNS if not model_free or c[1] in MODEL_FREE_KEYS]
+    notes = Footnotes()
+    rows, classes = [], []
     for s in order:
-        rows.append([display(s, scores)] + [f"{rate(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})"
-                                            if t in s["by_type"] else "–" for t in answerable + apart])
-    header = ["system"] + answerable + [f"{t} (apart)" for t in apart]
-    classes = ["baseline" if is_baseline(s, scores) else "control" if is_control(s) else "" for s in order]
-    return [Heading(2, "Per question type", "types"),
-            Para(segs("Accuracy (questions) per type. Unanswerable types (", ", ".join(apart) or "none here",
-                      ") are apart: a system that always declines gets them right and fails everything else.")),
-            Table(header, rows, classes, [False] + [True] * (len(header) - 1))]
+        for t in types:
+            if t not in s["by_type"]:
+                continue
+            m = s["by_type"][t]
+            row = [display(s, scores), segs(t + (" (apart)" if t in UNANSWERABLE_TYPES else "")), str(m["n"])]
+            row += [notes.cell(rate(m[key]), s["label"], name, m[note] if note else None) for _, key, name, note in columns]
+            rows.append(row)
+            classes.append(row_class(s, scores))
+    header = ["system", "type", "n"] + [c[0] for c in columns]
+    em = "" if model_free else (" (EM and F1 on all of them: for an unanswerable type they are its abstention "
+                                "scores)")
+    blocks += [Para(segs(f"Every memory metric per type, on that type's questions{em}. Write precision is per stored "
+                         f"item, so it has no type.")),
+               Table(header, rows, classes, [False, False] + [True] * (len(header) - 2))]
+    footnotes = notes.bullets()
+    if footnotes:
+        blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
+    return blocks
+
+
+def type_differences_section(scores: dict, order: list[dict]) -> list:
+    """Each system's paired difference to the baseline per question type, with its interval."""
+    if retrieval_only(scores):
+        return []
+    diffs = {d["system"]: d for d in scores["differences"]}
+    compared = [s for s in order if not is_control(s) and not is_baseline(s, scores) and s["label"] in diffs]
+    if not compared:
+        return []
+    types = type_order({t for s in compared for t in diffs[s["label"]]["by_type"]})
+    rows = [[segs(s["label"])] + [interval(diffs[s["label"]]["by_type"].get(t)) for t in types] for s in compared]
+    return [Heading(3, "Paired difference per question type", "paired-types"),
+            Para(segs("The same paired difference to ", Code(scores["baseline"]), ", per question type (all of the "
+                      "type's questions; the unanswerable types are the abstention difference), with its 95% "
+                      "cluster-bootstrap interval; no interval when the type's questions sit in a single cluster.")),
+            Table(["system"] + [f"{t} (apart)" if t in UNANSWERABLE_TYPES else t for t in types], rows,
+                  [""] * len(rows), [False] + [True] * len(types))]
 
 
 def budget_section(scores: dict, order: list[dict], plots: dict) -> list:
-    """The budget curve (run.py --budgets), when there is one."""
+    """The budget curve (run.py --budgets), when there is one, with the share of questions whose
+    context k bounded rather than the budget."""
     if len(scores["budgets"]) < 2:
         return []
     budgets = scores["budgets"]
     backends = list(dict.fromkeys(s["backend"] for s in order))
     cell = {(s["backend"], s["budget"]): s for s in order}
     model_free = retrieval_only(scores)
+    notes = Footnotes()
     rows = []
     for b in backends:
         row = [segs(b)]
@@ -749,17 +838,22 @@ def budget_section(scores: dict, order: list[dict], plots: dict) -> list:
             s = cell.get((b, budget))
             if s is None:
                 row.append("–")
-            elif model_free:
-                row.append(rate(s["recall_all_in_context"]))
-            else:
-                row.append(f"{rate(s['accuracy'])} / {rate(s['recall_all_in_context'])}")
+                continue
+            k = notes.cell(rate(s["k_limited_share"]), s["label"], "k-limited share", s["k_limited_note"])
+            first = "" if model_free else f"{rate(s['accuracy'])} / "
+            row.append(f"{first}{rate(s['recall_all_in_context'])} / {k}")
         rows.append(row)
-    what = "recall in context" if model_free else "accuracy / recall in context"
+    what = "recall in context / k-limited share" if model_free else "accuracy / recall in context / k-limited share"
     blocks: list = [Heading(2, "Budget curve", "budget"),
                     Para(segs(f"{what.capitalize()} per context budget (tokens): one search per question, the "
-                              f"context cut at each budget.")),
+                              f"context cut at each budget. The k-limited share is the share of questions whose "
+                              f"search returned exactly top_k hits and the budget cut none of them: there k, not the "
+                              f"budget, bounded the context, so a flat curve there says k ran out.")),
                     Table(["system"] + [f"{b:,}" for b in budgets], rows, [""] * len(rows),
                           [False] + [True] * len(budgets))]
+    footnotes = notes.bullets()
+    if footnotes:
+        blocks += [Para(segs("Notes:")), footnotes]
     if "budget" in plots:
         blocks.append(Image(plots["budget"], "Budget curve"))
     return blocks
@@ -782,6 +876,85 @@ def failures_section(scores: dict, order: list[dict], plots: dict, html_name: st
         blocks.append(Image(plots["failures"], "Failure causes per system"))
     blocks.append(Para(segs("Open the questions behind each number in ", Link(html_name, html_name),
                             " (filter by system and failure cause).")))
+    return blocks
+
+
+def cost_section(scores: dict, order: list[dict]) -> list:
+    """Tokens, calls and latency per system (repeat 0), each n/a with its reason."""
+    notes = Footnotes()
+    rows = []
+    for s in order:
+        label = s["label"]
+        u = s["internal_usage"]
+        ing, fl = s["ingest_s"], s["flush_s"]
+        # The usage note goes beside a count that is n/a or left calls out, not beside a complete one.
+        prompt_note = s["usage_note"] if s["prompt_tokens"] is None or s["prompt_tokens_missing"] else None
+        completion_note = s["usage_note"] if s["completion_tokens"] is None or s["completion_tokens_missing"] else None
+        row = [display(s, scores),
+               notes.cell(whole(s["mean_context_tokens"]), label, "context tokens", s["context_tokens_note"]),
+               whole(s["total_context_tokens"]),
+               notes.cell(whole(s["prompt_tokens"]), label, "token usage", prompt_note),
+               notes.cell(whole(s["completion_tokens"]), label, "token usage", completion_note),
+               f"{whole(s['mean_prompt_tokens'])} / {whole(s['mean_completion_tokens'])}",
+               f"{s['answer_calls']:,} ({s['answer_calls_cached']:,} cached, {s['answer_requests']:,} sent)",
+               (f"{u['calls']:,} ({u['cached']:,} cached), {whole(u['prompt_tokens'])} + "
+                f"{whole(u['completion_tokens'])} tokens" if u else
+                notes.cell("n/a", label, "internal model", s["internal_usage_note"])),
+               (f"{rate(ing['mean'])} (max {rate(ing['max'])})" if ing else
+                notes.cell("n/a", label, "ingest", s["ingest_s_note"])),
+               f"{rate(fl['mean'])} (max {rate(fl['max'])})" if fl else notes.cell("n/a", label, "ingest",
+                                                                                  s["ingest_s_note"]),
+               (f"{rate(s['search_ms_p50'])} / {rate(s['search_ms_p95'])} / {rate(s['search_ms_max'])}"
+                if s["search_ms_p95"] is not None else notes.cell("n/a", label, "search latency", s["search_ms_note"])),
+               (f"{whole(s['store_items_mean'])} (max {whole(s['store_items_max'])})" if s["store_items_mean"] is not None
+                else notes.cell("n/a", label, "store size", s["store_items_note"])),
+               notes.cell(rate(s["search_contended_share"]), label, "searches during answer calls",
+                          s["search_contended_note"])]
+        rows.append(row)
+    header = ["system", "ctx tokens (mean)", "ctx tokens (total)", "prompt tokens", "completion tokens",
+              "per question: prompt / completion", "answer calls", "internal model calls", "ingest s per case",
+              "flush s per case", "search ms p50 / p95 / max", "store items per namespace",
+              "searches during answer calls"]
+    blocks: list = [Heading(2, "Cost and latency", "cost"),
+                    Para(segs("Per system, repeat 0. Tokens are whole; prompt and completion tokens are the endpoint's "
+                              "own counts, over the calls that reported one (a call without a count is left out and "
+                              "counted in a note, never taken as 0). Internal model: the calls a system makes to a "
+                              "model of its own, apart from the answer calls. Search latency is measured at the store "
+                              "size beside it, from this machine; the last column is the share of searches made while "
+                              "answer calls were in flight, which share the CPU with a local model.")),
+                    Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
+    footnotes = notes.bullets()
+    if footnotes:
+        blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
+    return blocks
+
+
+def repeats_section(scores: dict, order: list[dict]) -> list:
+    """Accuracy per repeat, its mean and spread, and each system's noise floor (its repeat 1
+    against its repeat 0, paired, with the interval)."""
+    if retrieval_only(scores):
+        return []
+    notes = Footnotes()
+    rows = []
+    for s in order:
+        rep = s["repeat_accuracy"]
+        if rep is None:
+            na = notes.cell("n/a", s["label"], "repeats", s["noise_floor_note"])
+            rows.append([display(s, scores), str(s["repeats"]), na, "n/a", "n/a", "n/a", "n/a"])
+            continue
+        rows.append([display(s, scores), str(s["repeats"]), ", ".join(rate(a) for a in rep["per_repeat"]),
+                     rate(rep["mean"]), rate(rep["sd"]), f"{rate(rep['min'])} – {rate(rep['max'])}",
+                     notes.cell(interval(s["noise_floor"]), s["label"], "noise floor", s["noise_floor_note"])])
+    header = ["system", "repeats", "accuracy per repeat", "mean", "sd", "min – max", "noise floor: repeat 1 − 0 [95% CI]"]
+    blocks: list = [Heading(2, "Repeats and noise floor", "repeats"),
+                    Para(segs("Accuracy on answerable questions in each repeat (run.py --repeat N), and the noise "
+                              "floor: repeat 1 minus repeat 0, question by question, with its cluster-bootstrap "
+                              "interval. A difference between systems no larger than either one's noise floor (the "
+                              "larger end of that interval) is marked as within it.")),
+                    Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
+    footnotes = notes.bullets()
+    if footnotes:
+        blocks += [Para(segs("Notes:")), footnotes]
     return blocks
 
 
@@ -1009,10 +1182,13 @@ def build_blocks(scores: dict, manifest: dict, records: list[dict], verdicts: di
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
     blocks += paired_section(scores, order)
-    blocks += controls_section(scores, order)
+    blocks += type_differences_section(scores, order)
+    blocks += controls_section(scores, order, checks, current)
     blocks += by_type_section(scores, order)
     blocks += budget_section(scores, order, got)
     blocks += failures_section(scores, order, got, html_name)
+    blocks += cost_section(scores, order)
+    blocks += repeats_section(scores, order)
     blocks += judge_section(scores, verdicts, calibration, audit, paths)
     blocks += checks_section(checks, current, paths)
     blocks += facts_section(scores, manifest, records, order)

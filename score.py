@@ -28,12 +28,10 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
-from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, InputError, is_answerable, load_comparison,
-                       match_verdicts, read_json, read_verdicts, run_cli, sha256_file, write_json_atomic)
+from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, UNANSWERABLE_TYPES, InputError, is_answerable,
+                       load_comparison, match_verdicts, read_json, read_verdicts, run_cli, sha256_file,
+                       write_json_atomic)
 
-# Thresholds for the plain-words control checks of the report (seed guide, section 9.1).
-NONE_FACTUAL_MAX = 0.10   # `none` above this on factual questions: golds may be guessable
-ORACLE_MIN = 0.80         # `oracle` below this: the answer model or grader limits every score
 # Where a wrong answer came from, checked in this order (the first that applies).
 FAILURE_CAUSES = ("error", "unparseable", "judge_disagreement", "unmeasurable", "retrieval_miss", "budget_miss",
                   "reader_miss")
@@ -174,11 +172,17 @@ def pair_verdicts(records: list[dict], verdicts: dict, path: str | None) -> list
 
 def failure_cause(rec: dict, v: dict | None) -> str | None:
     """Where a wrong answer came from, one cause per question (None for a right answer or an
-    ungraded one): the run or judge failed; the judge's output was unparseable; the rules and
-    the LLM judge would decide differently; no provenance to tell; no evidence turn retrieved
-    (retrieval_miss); retrieved but cut by the budget (budget_miss); all evidence in the
-    context and still wrong (reader_miss; for an unanswerable question, any wrong answer: the
-    reader answered instead of declining)."""
+    ungraded one), the first that applies: the run or judge failed (error); the judge's output
+    was unparseable; the rules and the LLM judge would decide differently (judge_disagreement);
+    no provenance to tell (unmeasurable); at least one evidence turn was never retrieved
+    (retrieval_miss, whatever became of the others); every evidence turn was retrieved but at
+    least one was cut by the budget (budget_miss); every evidence turn in the context and still
+    wrong (reader_miss; for a question without evidence, an unanswerable one, any wrong answer:
+    the reader answered instead of declining).
+
+    A partition, precise where the issue's words ("no evidence turn in the context") leave a
+    multi-evidence question open: a turn that search never found is a retrieval failure that no
+    budget could repair, so it takes precedence over a turn the budget cut."""
     if v is None or v["verdict"] == "correct":
         return None
     if rec["error"] is not None or v["judge_error"] is not None:
@@ -191,10 +195,11 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
         return "reader_miss"
     if rec["context_ids"] is None or rec["retrieved_ids"] is None:
         return "unmeasurable"
-    missing = set(rec["evidence"]) - set(rec["context_ids"])
-    if not missing:
-        return "reader_miss"
-    return "budget_miss" if missing & set(rec["retrieved_ids"]) else "retrieval_miss"
+    if set(rec["evidence"]) - set(rec["retrieved_ids"]):
+        return "retrieval_miss"
+    if set(rec["evidence"]) - set(rec["context_ids"]):
+        return "budget_miss"
+    return "reader_miss"
 
 
 def question_row(rec: dict, v: dict | None) -> dict:
@@ -205,7 +210,13 @@ def question_row(rec: dict, v: dict | None) -> dict:
            "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
            "answerable": is_answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
            "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
-           "exact_match": None, "token_f1": None, "contradicts": None}
+           "exact_match": None, "token_f1": None, "contradicts": None,
+           # How much of the evidence search found and the budget kept: the counts behind the
+           # cause, so `jq` can tell a partial retrieval_miss from a total one.
+           "evidence_n": len(rec["evidence"]), "evidence_retrieved": None, "evidence_in_context": None}
+    if rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
+        row["evidence_retrieved"] = len(set(rec["evidence"]) & set(rec["retrieved_ids"]))
+        row["evidence_in_context"] = len(set(rec["evidence"]) & set(rec["context_ids"]))
     if v is not None:
         row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer)
         row["token_f1"] = token_f1(rec["gold_answer"], answer) if answer is not None else 0.0
@@ -256,8 +267,9 @@ def recall_metrics(recs: list[dict]) -> dict:
     }
 
 
-def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
-    """Staleness, contradiction and write precision from the dataset's annotations; no model."""
+def staleness_metrics(recs: list[dict]) -> dict:
+    """Of the items placed in context for annotated questions, the share superseded by a newer
+    stored item (meta.superseded_evidence); needs provenance."""
     annotated = [r for r in recs if (r["meta"] or {}).get("superseded_evidence")]
     traced = [r for r in annotated if r["context_ids"] is not None]
     stale = sum(len(set(r["context_ids"]) & set(r["meta"]["superseded_evidence"])) for r in traced)
@@ -273,12 +285,23 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
         stale_note = f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
     else:
         stale_note = None
-    contradiction, contra_note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
-                                       "no answered question has outdated values (meta.outdated_answers)"
-                                       if not any(x["verdict"] is None for x in rows) else
-                                       "no answers were graded (retrieval-only run)")
-    # Write precision: of the items stored, the share that ever reached a context that produced
-    # a correct answer. Items are counted per case (ids are unique within a case only).
+    return {"staleness": staleness, "staleness_note": stale_note, "staleness_n": len(traced)}
+
+
+def contradiction_metrics(rows: list[dict]) -> dict:
+    """Of the answered questions with meta.outdated_answers, the share whose answer states a
+    replaced value (question_row decides each, with the grader's normalization)."""
+    contradiction, note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
+                                "no answered question has outdated values (meta.outdated_answers)"
+                                if not any(x["verdict"] is None for x in rows) else
+                                "no answers were graded (retrieval-only run)")
+    return {"contradiction": contradiction, "contradiction_note": note}
+
+
+def write_precision_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Of the items stored, the share that ever reached a context that produced a correct
+    answer. Items are counted per case (ids are unique within a case only), so this is a
+    property of the whole run, not of a question type."""
     stored = sum({(r["case_id"], r["repeat"]): r["added_items"] or 0 for r in recs}.values())
     graded = [(r, x) for r, x in zip(recs, rows) if x["correct"] is not None]
     wp_note = None
@@ -291,29 +314,70 @@ def memory_metrics(recs: list[dict], rows: list[dict]) -> dict:
     else:
         useful = {(r["case_id"], r["repeat"], i) for r, x in graded if x["correct"] for i in r["context_ids"]}
         wp = len(useful) / stored
-    return {"staleness": staleness,
-            "staleness_note": stale_note, "staleness_n": len(traced),
-            "contradiction": contradiction, "contradiction_note": contra_note,
-            "write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}
+    return {"write_precision": wp, "write_precision_note": wp_note, "stored_items": stored}
+
+
+def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Per question type, the same functions on the type's questions: accuracy, EM and F1 (on
+    all of the type: an unanswerable type is its own abstention score), retrieval and keyword
+    recall, staleness and contradiction. Write precision is per stored item, not per type."""
+    groups: dict = defaultdict(list)
+    for r, x in zip(recs, rows):
+        groups[x["type"]].append((r, x))
+    out = {}
+    for t, items in sorted(groups.items()):
+        trecs, trows = [r for r, _ in items], [x for _, x in items]
+        graded = [x for x in trows if x["correct"] is not None]
+        out[t] = {"n": len(trows), "accuracy": mean([x["correct"] for x in graded]),
+                  "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+                  "exact_match": mean([x["exact_match"] for x in graded]),
+                  "token_f1": mean([x["token_f1"] for x in graded]),
+                  **recall_metrics(trecs), **staleness_metrics(trecs), **contradiction_metrics(trows)}
+    return out
+
+
+def usage_counts(asked: list[dict], field: str) -> tuple[list[int], int]:
+    """The endpoint's token counts of one kind over the answer calls that reported one, and how
+    many calls reported none (a missing count is not measured, never 0)."""
+    counts = [r["usage"][field] for r in asked if r["usage"] is not None and r["usage"][field] is not None]
+    return counts, len(asked) - len(counts)
 
 
 def cost_metrics(recs: list[dict]) -> dict:
     """Tokens and calls: the context, the answer model's usage, and the system's own model."""
     asked = [r for r in recs if not r["retrieval_only"]]
-    usage = [r["usage"] for r in asked if r["usage"] is not None]
+    prompt, prompt_missing = usage_counts(asked, "prompt_tokens")
+    completion, completion_missing = usage_counts(asked, "completion_tokens")
+    failed = sum(1 for r in asked if r["error"] is not None)
+    if not asked:
+        usage_note = "no answer model was asked (retrieval-only run)"
+    elif not prompt and not completion:
+        usage_note = (f"the endpoint reported no token usage on any of the {len(asked)} answer calls"
+                      + (f" ({failed} of them failed)" if failed else ""))
+    elif prompt_missing or completion_missing:
+        usage_note = (f"counted on the calls that reported usage: {prompt_missing} of {len(asked)} answer calls gave "
+                      f"no prompt token count, {completion_missing} no completion token count"
+                      + (f" ({failed} of the calls failed)" if failed else ""))
+    else:
+        usage_note = None
     per_case = {(r["case_id"], r["repeat"]): r["internal_usage"] for r in recs if r["internal_usage"] is not None}
     internal = {k: sum(u[k] for u in per_case.values()) for k in ("calls", "cached", "prompt_tokens",
                                                                   "completion_tokens")} if per_case else None
+    internal_note = None
+    if internal is None:
+        internal_note = ("the system calls no model of its own" if not any(r["internal_model"] for r in recs) else
+                         "not counted: the backend calls a model but exposes no llm_client to count its calls through")
     tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
     return {
         "mean_context_tokens": mean(tokens), "total_context_tokens": sum(tokens) if tokens else None,
+        "context_tokens_note": None if tokens else "no context was built (every question failed)",
         "answer_calls": len(asked), "answer_calls_cached": sum(1 for r in asked if r["cached"]),
         "answer_requests": sum(1 + r["retries"] for r in asked if not r["cached"]),
-        "prompt_tokens": sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
-        "completion_tokens": sum(u["completion_tokens"] or 0 for u in usage) if usage else None,
-        "mean_prompt_tokens": mean([u["prompt_tokens"] for u in usage if u["prompt_tokens"] is not None]),
-        "usage_note": None if usage or not asked else "the endpoint reported no token usage",
-        "internal_usage": internal,
+        "prompt_tokens": sum(prompt) if prompt else None, "prompt_tokens_missing": prompt_missing,
+        "completion_tokens": sum(completion) if completion else None, "completion_tokens_missing": completion_missing,
+        "mean_prompt_tokens": mean(prompt), "mean_completion_tokens": mean(completion),
+        "usage_note": usage_note,
+        "internal_usage": internal, "internal_usage_note": internal_note,
     }
 
 
@@ -326,24 +390,48 @@ def latency_metrics(recs: list[dict]) -> dict:
     sizes = [r["added_items"] for r in cases.values() if r["added_items"]]
     contended = [r["search_calls_in_flight"] > 0 for r in searches.values() if r["search_calls_in_flight"] is not None]
     stat = lambda xs: {"mean": mean(xs), "p50": percentile(sorted(xs), 0.5), "max": max(xs)} if xs else None
+    # Controls are computed by run.py itself: nothing is stored, flushed or searched.
+    control = all(r["backend"] in CONTROL_NAMES for r in recs)
+    ingest_note = None if cases else ("a control stores nothing" if control else "no ingestion was timed (every "
+                                                                                 "case failed)")
+    search_note = None if ms else ("a control searches nothing" if control else "no search was timed (every "
+                                                                               "question failed)")
     return {"ingest_s": stat([r["ingest_s"] for r in cases.values()]),
-            "flush_s": stat([r["flush_s"] for r in cases.values()]),
+            "flush_s": stat([r["flush_s"] for r in cases.values()]), "ingest_s_note": ingest_note,
             "search_ms_p50": percentile(ms, 0.5) if ms else None,
             "search_ms_p95": percentile(ms, 0.95) if ms else None,
-            "search_ms_max": ms[-1] if ms else None,
+            "search_ms_max": ms[-1] if ms else None, "search_ms_note": search_note,
             "store_items_mean": mean(sizes), "store_items_max": max(sizes) if sizes else None,
-            "search_contended_share": mean(contended)}
+            "store_items_note": None if sizes else (ingest_note or "every ingestion stored nothing"),
+            "search_contended_share": mean(contended),
+            "search_contended_note": None if contended else (search_note or "search_calls_in_flight not recorded")}
+
+
+def k_limited_metrics(recs: list[dict]) -> dict:
+    """The share of questions whose context was bounded by k, not by the budget: the search
+    returned exactly top_k hits and the budget cut none (run.py's `k_limited`). High at a large
+    budget, it says the budget curve is flat because k ran out, not because the ranker is good.
+    Records written before run.py recorded the field do not have it: null, with that reason."""
+    have = [r for r in recs if "k_limited" in r]  # an optional field: older run files lack it
+    flags = [r["k_limited"] for r in have if r["k_limited"] is not None]
+    if not have:
+        note = "the run records carry no k_limited field (written before run.py recorded it)"
+    elif not flags:
+        note = f"k_limited is null on all {len(have)} records (no search was made: failed questions or a control)"
+    elif len(flags) < len(recs):
+        note = (f"measured on {len(flags)} of {len(recs)} questions (the rest carry no k_limited value: older "
+                f"records, failed questions or a control)")
+    else:
+        note = None
+    return {"k_limited_share": mean([bool(f) for f in flags]), "k_limited_n": len(flags), "k_limited_note": note}
 
 
 def accuracy_metrics(rows: list[dict]) -> dict:
     """Judged accuracy on answerable questions (the headline), on unanswerable ones apart, and
-    the judge-free exact match and token F1, overall and per type."""
+    the judge-free exact match and token F1 split the same way (type_metrics has them per type)."""
     graded = [x for x in rows if x["correct"] is not None]
     ans = [x for x in graded if x["answerable"]]
     una = [x for x in graded if not x["answerable"]]
-    by_type = defaultdict(list)
-    for x in graded:
-        by_type[x["type"]].append(x)
     causes = Counter(x["cause"] for x in graded if x["cause"] is not None)
     return {
         "n": len(rows), "graded": len(graded), "correct": sum(x["correct"] for x in graded),
@@ -351,10 +439,11 @@ def accuracy_metrics(rows: list[dict]) -> dict:
         "abstention_accuracy": mean([x["correct"] for x in una]), "abstention_n": len(una),
         "accuracy_all": mean([x["correct"] for x in graded]),
         "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
-        "exact_match": mean([x["exact_match"] for x in graded]), "token_f1": mean([x["token_f1"] for x in graded]),
-        "by_type": {t: {"n": len(xs), "accuracy": mean([x["correct"] for x in xs]),
-                        "exact_match": mean([x["exact_match"] for x in xs]),
-                        "token_f1": mean([x["token_f1"] for x in xs])} for t, xs in sorted(by_type.items())},
+        # EM and F1 on the same questions as the headline accuracy: an abstention gold ("I don't
+        # know") would otherwise credit the `none` control with exact matches it got by declining.
+        "exact_match": mean([x["exact_match"] for x in ans]), "token_f1": mean([x["token_f1"] for x in ans]),
+        "abstention_exact_match": mean([x["exact_match"] for x in una]),
+        "abstention_token_f1": mean([x["token_f1"] for x in una]),
         "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
         "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
         "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
@@ -374,8 +463,10 @@ def score_system(pairs: list[tuple[dict, dict | None]], rows: list[dict] | None 
         "backend": first["backend"], "backend_version": first["backend_version"], "budget": first[BUDGET_FIELD],
         "internal_model": first["internal_model"], "flush_note": first["flush_note"],
         "time_aware": first["time_aware"], "retrieval_only": first["retrieval_only"],
-        **accuracy_metrics(rows), **recall_metrics(recs), **memory_metrics(recs, rows),
-        **cost_metrics(recs), **latency_metrics(recs), "errors": errors, "first_error": first_error,
+        **accuracy_metrics(rows), "by_type": type_metrics(recs, rows), **recall_metrics(recs),
+        **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),
+        **cost_metrics(recs), **latency_metrics(recs), **k_limited_metrics(recs), "errors": errors,
+        "first_error": first_error,
     }
 
 
@@ -442,16 +533,32 @@ class BudgetStats:
         return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi],
                 "gap_closed_note": None}
 
-    def minimum_detectable(self, key) -> dict:
-        """The smallest accuracy difference this dataset could tell from zero: the half-width of a
-        95% interval for the difference between two systems each as variable over clusters as
-        this one (z * sqrt(2) * the bootstrap SD of its accuracy). A paired design correlates the
-        two, so this errs on the wide side."""
+    def minimum_detectable(self, label: str) -> dict:
+        """The smallest accuracy difference this dataset could tell from zero (the issue's
+        definition): the half-width of the paired 95% interval of a system against itself, here
+        the baseline's repeat 1 against its repeat 0, (ci_high - ci_low) / 2. Without a repeat
+        there is nothing to pair, and the value is an approximation, labelled as such: the
+        half-width of a 95% interval for the difference of two independent systems each as
+        variable over clusters as the baseline, z * sqrt(2) * the bootstrap SD of its accuracy.
+        A paired design correlates the two, so the approximation errs on the wide side."""
+        if ((label, 1), "answerable") in self.index:
+            d = self.paired((label, 1), (label, 0), "answerable")
+            if d is None or d["ci_low"] is None:
+                return {"value": None, "method": "repeat_half_width", "formula": None,
+                        "note": "needs at least two clusters of graded answerable questions"}
+            return {"value": (d["ci_high"] - d["ci_low"]) / 2, "method": "repeat_half_width",
+                    "formula": f"half-width of the paired 95% cluster-bootstrap interval of {label} repeat 1 "
+                               f"against its repeat 0 on answerable questions", "note": None}
+        formula = (f"approximation without a repeat: 1.96 x sqrt(2) x the bootstrap SD of {label}'s accuracy on "
+                   f"answerable questions (wide: it ignores the pairing); run --repeat 2 for the paired value")
         if len(self.counts["answerable"]) < 2:
-            return {"value": None, "note": "needs at least two clusters of graded answerable questions"}
+            return {"value": None, "method": "sd_approximation", "formula": formula,
+                    "note": "needs at least two clusters of graded answerable questions" if self.counts["answerable"]
+                    else "no answerable question was graded (a retrieval-only run has no answers)"}
         den = self._t("answerable")
-        acc = self._t((key, "answerable"))[den > 0] / den[den > 0]
-        return {"value": float(Z95 * math.sqrt(2) * acc.std()), "note": None}
+        acc = self._t(((label, 0), "answerable"))[den > 0] / den[den > 0]
+        return {"value": float(Z95 * math.sqrt(2) * acc.std()), "method": "sd_approximation", "formula": formula,
+                "note": None}
 
 
 def repeat_metrics(stats: BudgetStats, label: str, rows_by_repeat: dict) -> dict:
@@ -527,7 +634,8 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
                              "cases": len({x["case_id"] for x in rows[label, first]}),
                              **repeat_metrics(stats, label, {rep: rows[label, rep] for rep in reps})}
             questions += [{k: x[k] for k in ("system", "qid", "case_id", "type", "budget", "repeat", "verdict",
-                                            "by", "cause", "exact_match", "token_f1")}
+                                            "by", "cause", "evidence_n", "evidence_retrieved",
+                                            "evidence_in_context", "exact_match", "token_f1")}
                           for rep in reps for x in rows[label, rep]]
         none, oracle = (next((l for l in labels if scored[l]["backend"] == c), None) for c in ("none", "oracle"))
         for label in labels:
@@ -538,9 +646,11 @@ def comparisons(pairs: list[tuple[dict, dict | None]], baseline: str, resamples:
         if base_label not in scored:
             raise InputError(f"--baseline {baseline!r} is not among the systems at budget {budget}: "
                              f"{', '.join(sorted(s['backend'] for s in scored.values()))}")
+        # Rows in the order people read them (controls, baseline, systems), in the JSON as on stdout.
+        scored = {s["label"]: s for s in row_order(list(scored.values()), baseline)}
         diffs += differences(scored, stats, base_label, types)
-        mdd[str(budget)] = stats.minimum_detectable((base_label, 0))
-        systems += [scored[l] for l in labels]
+        mdd[str(budget)] = stats.minimum_detectable(base_label)
+        systems += list(scored.values())
     return systems, diffs, questions, mdd
 
 
@@ -570,43 +680,126 @@ MAIN_COLUMNS = (("accuracy", "accuracy"), ("abstention", "abstention_accuracy"),
                 ("staleness", "staleness"), ("contradiction", "contradiction"), ("write prec", "write_precision"))
 
 
+def whole(x: float | None) -> str:
+    """Token counts for people: whole numbers (half up) with thousands separators; n/a for None."""
+    return "n/a" if x is None else f"{math.floor(x + 0.5):,}"
+
+
+def na(text: str, value, note: str | None) -> str:
+    """A formatted value, or n/a with the reason it is not measured."""
+    return text if value is not None else f"n/a ({note or 'not measured'})"
+
+
+def role(s: dict, scores: dict) -> str:
+    """A row's name with its role: the baseline and the controls are marked."""
+    if s["backend"] == scores["baseline"]:
+        return f"{s['label']} (baseline)"
+    return f"{s['label']} (control)" if s["backend"] in CONTROL_NAMES else s["label"]
+
+
+def row_order(systems: list[dict], baseline: str) -> list[dict]:
+    """Per budget: the controls (none, oracle, full_context), then the baseline, then the other
+    systems by name; report.py's order, which puts the others in the manifest's order."""
+    def key(s: dict) -> tuple:
+        control = s["backend"] in CONTROL_NAMES
+        return (s["budget"], 0 if control else 1,
+                CONTROL_NAMES.index(s["backend"]) if control else (0 if s["backend"] == baseline else 1), s["label"])
+    return sorted(systems, key=key)
+
+
+def cost_line(s: dict) -> str:
+    """One system's tokens, calls, ingest and search latency, each null with its reason."""
+    u = s["internal_usage"]
+    internal = (f"{u['calls']} calls ({u['cached']} cached), {whole(u['prompt_tokens'])} prompt + "
+                f"{whole(u['completion_tokens'])} completion tokens" if u else f"n/a ({s['internal_usage_note']})")
+    if s["prompt_tokens"] is None and s["completion_tokens"] is None:
+        usage = f"answer tokens n/a ({s['usage_note']})"
+    else:
+        usage = (f"prompt tokens {whole(s['prompt_tokens'])}, completion tokens {whole(s['completion_tokens'])} "
+                 f"(per question: {whole(s['mean_prompt_tokens'])} prompt, {whole(s['mean_completion_tokens'])} "
+                 f"completion)" + (f" [{s['usage_note']}]" if s["usage_note"] else ""))
+    ing, fl = s["ingest_s"], s["flush_s"]
+    ingest = (f"ingest {fmt(ing['mean'])} s/case (p50 {fmt(ing['p50'])}, max {fmt(ing['max'])}), flush "
+              f"{fmt(fl['mean'])} s (max {fmt(fl['max'])})" if ing else f"ingest n/a ({s['ingest_s_note']})")
+    search = (f"search p50 {fmt(s['search_ms_p50'])} / p95 {fmt(s['search_ms_p95'])} / max {fmt(s['search_ms_max'])} "
+              f"ms at {na(whole(s['store_items_mean']), s['store_items_mean'], s['store_items_note'])} items per "
+              f"namespace (max {whole(s['store_items_max'])}), "
+              f"{na(fmt(s['search_contended_share']), s['search_contended_share'], s['search_contended_note'])} of "
+              f"searches while answer calls were in flight"
+              if s["search_ms_p95"] is not None else f"search n/a ({s['search_ms_note']})")
+    return (f"context tokens {na(whole(s['mean_context_tokens']), s['mean_context_tokens'], s['context_tokens_note'])} "
+            f"mean, {whole(s['total_context_tokens'])} total; {usage}; answer calls {s['answer_calls']} "
+            f"({s['answer_calls_cached']} cached, {s['answer_requests']} requests sent); internal model {internal}; "
+            f"{ingest}; {search}")
+
+
+def repeat_line(s: dict) -> str:
+    """Accuracy per repeat, its mean and spread, and the noise floor; or why there is none."""
+    rep = s["repeat_accuracy"]
+    if rep is None:
+        return f"{s['repeats']} repeat: n/a ({s['noise_floor_note']})"
+    return (f"{s['repeats']} repeats: accuracy {', '.join(fmt(a) for a in rep['per_repeat'])}; mean {fmt(rep['mean'])}, "
+            f"sd {fmt(rep['sd'])}, min {fmt(rep['min'])}, max {fmt(rep['max'])}; noise floor (repeat 1 vs 0) "
+            + (ci(s["noise_floor"]) if s["noise_floor"] else f"n/a ({s['noise_floor_note']})"))
+
+
 def render_text(scores: dict) -> str:
-    """The readable stdout tables."""
+    """The readable stdout tables: every number of the JSON's system rows, the baseline and the
+    controls marked, controls first (report.py's order)."""
+    systems = row_order(scores["systems"], scores["baseline"])
     out = ["system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | ctx tokens | search p95 ms | errors"]
-    for s in scores["systems"]:
-        out.append(f"{s['label']} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
-                   + f" | {fmt(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']}")
+    for s in systems:
+        out.append(f"{role(s, scores)} | {s['n']} | " + " | ".join(fmt(s[key]) for _, key in MAIN_COLUMNS)
+                   + f" | {whole(s['mean_context_tokens'])} | {fmt(s['search_ms_p95'])} | {s['errors']}")
     out.append("\naccuracy by question type (n)")
-    for s in scores["systems"]:
+    for s in systems:
         types = ", ".join(f"{t}={fmt(v['accuracy'])}({v['n']})" for t, v in s["by_type"].items())
-        out.append(f"{s['label']}: {types or 'not graded'}")
+        out.append(f"{role(s, scores)}: {types or 'not graded'}")
     if len(scores["budgets"]) > 1:
-        out.append("\nbudget curve: accuracy / recall_all in context")
-        for backend in sorted({s["backend"] for s in scores["systems"]}):
-            points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])}"
-                      for s in scores["systems"] if s["backend"] == backend]
+        out.append("\nbudget curve: accuracy / recall_all in context / k-limited share (k, not the budget, bounded "
+                   "the context)")
+        for backend in dict.fromkeys(s["backend"] for s in systems):
+            points = [f"{s['budget']}: {fmt(s['accuracy'])} / {fmt(s['recall_all_in_context'])} / "
+                      f"{fmt(s['k_limited_share'])}" for s in systems if s["backend"] == backend]
             out.append(f"{backend}: " + ", ".join(points))
+        reasons: dict = defaultdict(list)
+        for s in systems:
+            if s["k_limited_note"]:
+                reasons[s["k_limited_note"]].append(s["label"])
+        out += [f"note: k-limited share: {why} ({', '.join(labels)})" for why, labels in reasons.items()]
     out.append("\nwhere the wrong answers came from")
-    for s in scores["systems"]:
+    for s in systems:
         causes = ", ".join(f"{c} {n}" for c, n in s["failure_causes"].items() if n)
-        out.append(f"{s['label']}: {causes or 'none'}")
+        out.append(f"{role(s, scores)}: {causes or 'none'}")
+    out.append("\ncost and latency (repeat 0)")
+    out += [f"{role(s, scores)}: {cost_line(s)}" for s in systems]
+    out.append("\nrepeats and the noise floor (accuracy on answerable questions)")
+    out += [f"{role(s, scores)}: {repeat_line(s)}" for s in systems]
     out.append(f"\npaired difference vs {scores['baseline']} on answerable questions (cluster bootstrap, "
-               f"{scores['resamples']} resamples, 95% CI); abstention apart")
+               f"{scores['resamples']} resamples, 95% CI); abstention apart; the controls are not compared")
     for d in scores["differences"]:
+        if d["system"] not in {s["label"] for s in systems if s["backend"] not in CONTROL_NAMES}:
+            continue
         flag = "  (within the noise floor)" if d["within_noise_floor"] else ""
         out.append(f"{d['system']}: {ci(d)}  over {d['questions']} questions in {d['clusters']} clusters; "
                    f"abstention {ci(d['abstention'])}{flag}")
+        out.append("  by type: " + ", ".join(f"{t} {ci(x)}" for t, x in d["by_type"].items()))
     for budget, m in scores["minimum_detectable_difference"].items():
         out.append(f"minimum detectable difference at budget {budget}: {fmt(m['value'])}"
-                   + (f" ({m['note']})" if m["note"] else ""))
-    for s in scores["systems"]:
-        if s["noise_floor"]:
-            out.append(f"noise floor of {s['label']} (repeat 1 vs 0): {ci(s['noise_floor'])}")
-    for s in scores["systems"]:
+                   + (f" ({m['note']})" if m["note"] else "") + (f"; {m['formula']}" if m["formula"] else ""))
+    for s in systems:
         for key in ("accuracy_note", "recall_note", "keyword_recall_note", "staleness_note", "contradiction_note",
                     "write_precision_note", "gap_closed_note"):
             if s[key]:
                 out.append(f"note: {s['label']}: {key.removesuffix('_note')}: {s[key]}")
+    cal = scores["calibration"]
+    if cal:
+        o, g = cal["overall"], cal["grader"]
+        out.append(f"\njudge calibration of this grader ({cal['grading']}; rules {g['rules_sha256'][:12]}, judge "
+                   f"{g['judge_model'] or 'none'}) on {cal['calibration_set']}: false accept rate "
+                   f"{fmt(o['false_accept_rate'])} ({o['false_accepts']} of {o['known_wrong']}), false reject rate "
+                   f"{fmt(o['false_reject_rate'])} ({o['false_rejects']} of {o['known_right']}), kappa "
+                   f"{fmt(cal['kappa'])}, n {o['n']}")
     for w in scores["warnings"]:
         out.append(f"warning: {w}")
     out.append("\nwhat the controls say")
@@ -616,45 +809,23 @@ def render_text(scores: dict) -> str:
 
 def findings(scores: dict) -> list[str]:
     """Plain-words checks of the instrument itself, from the controls (seed guide, 9.1), budget
-    by budget; and every disclosure a reader needs (no provenance, internal models, failures)."""
+    by budget; and every disclosure a reader needs (no provenance, internal models, failures).
+
+    Whether `none` is low enough and `oracle` high enough is check.py's verdict alone, made per
+    question type against config.yaml's `checks:` thresholds: with --checks its verdicts are
+    quoted; without, the numbers are stated and no verdict is made up here (a second,
+    pooled threshold in this script used to contradict check.py's per-type ones)."""
     notes = []
-    for budget in scores["budgets"]:
-        systems = [s for s in scores["systems"] if s["budget"] == budget]
-        at = f" (budget {budget})" if len(scores["budgets"]) > 1 else ""
-        by = {s["backend"]: s for s in systems}
-        none, oracle = by.get("none"), by.get("oracle")
-        if none and none["accuracy"] is not None:
-            acc = none["accuracy"]
-            for s in systems:
-                if s["backend"] not in CONTROL_NAMES and s["accuracy"] is not None and s["accuracy"] < acc:
-                    notes.append(f"`{s['label']}` answers fewer factual questions ({s['accuracy']:.1%}) than the "
-                                 f"`none` control ({acc:.1%}){at}: its context misleads the answer model.")
-            if acc > NONE_FACTUAL_MAX:
-                notes.append(f"The `none` control (no memory at all) answers {acc:.1%} of factual questions "
-                             f"correctly{at}: some gold answers can be guessed without memory. Treat those "
-                             f"questions with suspicion.")
-            else:
-                notes.append(f"The `none` control answers {acc:.1%} of factual questions correctly{at}: the gold "
-                             f"answers are not guessable, as they should be.")
-        if oracle and oracle["accuracy"] is not None:
-            acc = oracle["accuracy"]
-            if acc < ORACLE_MIN:
-                notes.append(f"The `oracle` control, given exactly the gold evidence, reaches only {acc:.1%}{at}. "
-                             f"That is the ceiling of this answer model and grader on this dataset, not a "
-                             f"property of any memory system: read every system's accuracy against it (the gap "
-                             f"closed column), and the retrieval recall columns, which do not depend on the "
-                             f"answer model.")
-            else:
-                notes.append(f"The `oracle` control reaches {acc:.1%}{at}: the answer model and grader can "
-                             f"answer when given the right evidence.")
-            for s in systems:
-                if s["backend"] not in CONTROL_NAMES and s["accuracy"] is not None and s["accuracy"] > acc:
-                    notes.append(f"`{s['label']}` scores above the oracle{at}: audit the evidence labels of the "
-                                 f"questions it gets right and the oracle does not.")
     checks = scores.get("checks")  # absent from hand-made score dicts
+    if checks is not None:
+        notes += [f"check.py {c['id']}: {c['status']}: {c['summary']}" for c in checks["controls"]]
+    else:
+        notes += control_numbers(scores)
+    others = [c for c in checks["not_passed"] if c not in checks["controls"]] if checks else []
     if checks and checks["status"] in ("FAIL", "WARN"):
-        notes.append(f"check.py: {checks['status']} ({', '.join(f'{n} {k}' for k, n in checks['counts'].items() if n)}): "
-                     + "; ".join(f"{c['status']} {c['summary']}" for c in checks["not_passed"]))
+        notes.append(f"check.py: {checks['status']} ({', '.join(f'{n} {k}' for k, n in checks['counts'].items() if n)})"
+                     + (": " + "; ".join(f"{c['status']} {c['id']}: {c['summary']}" for c in others) if others else
+                        "; the control checks are quoted above"))
     for s in scores["systems"]:
         if s["recall_note"]:
             notes.append(f"`{s['label']}`: retrieval recall {s['recall_note']}.")
@@ -668,6 +839,38 @@ def findings(scores: dict) -> list[str]:
         if s["errors"]:
             notes.append(f"`{s['label']}`: {s['errors']} of {s['n']} questions failed (run or judge errors), "
                          f"counted as incorrect; the first: {s['first_error']}")
+    return notes
+
+
+def control_numbers(scores: dict) -> list[str]:
+    """Without check.py's results: what the controls scored, per answerable type, and where the
+    systems fall between them, in numbers only; the verdict is check.py's."""
+    notes = []
+    for budget in scores["budgets"]:
+        systems = [s for s in scores["systems"] if s["budget"] == budget]
+        at = f" (budget {budget})" if len(scores["budgets"]) > 1 else ""
+        by = {s["backend"]: s for s in systems}
+        for name, what, key in (("none", "no memory at all", "none_max"),
+                                ("oracle", "exactly the gold evidence", "oracle_min")):
+            c = by.get(name)
+            if c is None or c["accuracy"] is None:
+                continue
+            types = ", ".join(f"{t} {fmt(v['accuracy'])} (n={v['n']})" for t, v in c["by_type"].items()
+                              if t not in UNANSWERABLE_TYPES and v["accuracy"] is not None)
+            notes.append(f"The `{name}` control ({what}) answers {fmt(c['accuracy'])} of answerable questions{at}; "
+                         f"per type: {types or 'none graded'}. Whether that is within its limits is check.py's "
+                         f"verdict (config.yaml checks.{key}, per type): run check.py and pass --checks.")
+        none, oracle = by.get("none"), by.get("oracle")
+        for s in systems:
+            if s["backend"] in CONTROL_NAMES or s["accuracy"] is None:
+                continue
+            if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
+                notes.append(f"`{s['label']}` answers fewer answerable questions ({fmt(s['accuracy'])}) than the "
+                             f"`none` control ({fmt(none['accuracy'])}){at}: its context misleads the answer model.")
+            if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
+                notes.append(f"`{s['label']}` scores above the oracle ({fmt(s['accuracy'])} against "
+                             f"{fmt(oracle['accuracy'])}){at}: audit the evidence labels of the questions it gets "
+                             f"right and the oracle does not.")
     return notes
 
 
@@ -690,19 +893,33 @@ def grading_summary(systems: list[dict]) -> str:
 # The run as a whole: warnings, the manifest, the command line
 # ---------------------------------------------------------------------------------------------
 
-def served_model_warnings(pairs: list) -> list[str]:
-    """A provider that swapped models mid-run shows as more than one served model in one run."""
-    served: dict = defaultdict(Counter)
+def served_models(pairs: list) -> dict:
+    """Per budget, per system, how many answers each served model gave (repeats together):
+    {budget: {backend: {served_model: answers}}}. A comparison holds the answer model constant,
+    so more than one model in a budget, in one system or across systems, breaks it."""
+    served: dict = defaultdict(lambda: defaultdict(Counter))
     for r, _ in pairs:
         if r["served_model"] is not None:
-            served[(r["backend"], r["repeat"])][r["served_model"]] += 1
+            served[r[BUDGET_FIELD]][r["backend"]][r["served_model"]] += 1
+    return {str(b): {backend: dict(models.most_common()) for backend, models in sorted(by.items())}
+            for b, by in sorted(served.items())}
+
+
+def served_model_warnings(served: dict) -> list[str]:
+    """One warning per budget whose answers came from more than one served model, naming every
+    system's models and counts: a provider that swapped models mid-run, or systems answered by
+    different models (each one consistent on its own, so no single system shows it)."""
     out = []
-    for (backend, repeat), models in sorted(served.items()):
-        if len(models) > 1:
-            names = ", ".join(f"{m} ({n} answers)" for m, n in models.most_common())
-            out.append(f"`{backend}`{f' repeat {repeat}' if repeat else ''} was answered by more than one served "
-                       f"model: {names}; the endpoint changed models during the run, so its answers do not come "
-                       f"from one model.")
+    for budget, by in served.items():
+        models = {m for counts in by.values() for m in counts}
+        if len(models) < 2:
+            continue
+        at = f" at budget {budget}" if len(served) > 1 else ""
+        each = "; ".join(f"`{backend}` " + ", ".join(f"{m} ({n} answers)" for m, n in counts.items())
+                         for backend, counts in by.items())
+        out.append(f"The comparison{at} was answered by more than one served model ({', '.join(sorted(models))}): "
+                   f"{each}. The answer model was not held constant, so differences between these systems are not "
+                   f"differences of memory alone.")
     return out
 
 
@@ -751,7 +968,9 @@ def read_checks(path: str, runs: list[str]) -> dict:
                          f"on these runs")
     return {"file": path, "status": status, "counts": counts,
             "not_passed": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
-                           for c in results if c["status"] != "PASS"]}
+                           for c in results if c["status"] != "PASS"],
+            "controls": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
+                         for c in results if c["check"] == "controls"]}
 
 
 def read_calibration(path: str, pairs: list) -> dict:
@@ -762,7 +981,8 @@ def read_calibration(path: str, pairs: list) -> dict:
                for _, v in pairs if v is not None}
     try:
         own = tuple(sorted(cal["grader"].items()))
-        summary = {k: cal[k] for k in ("calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures")}
+        summary = {k: cal[k] for k in ("grader", "calibration_set", "grading", "overall", "by_kind", "kappa",
+                                       "judge_failures")}
     except (KeyError, TypeError, AttributeError) as e:
         raise InputError(f"{path}: not a calibration.json of judge.py --calibrate (missing {e})") from None
     if graders and graders != {own}:
@@ -809,10 +1029,11 @@ def main(argv: list[str] | None = None) -> int:
     pairs = pair_verdicts(comparison.records, verdicts, a.verdicts)
     baseline = resolve_baseline(a.baseline, comparison.records)
     systems, diffs, questions, mdd = comparisons(pairs, baseline, a.resamples, a.seed)
+    served = served_models(pairs)
     scores = {"baseline": baseline, "resamples": a.resamples, "seed": a.seed,
               "grading": grading_summary(systems), "budgets": sorted({s["budget"] for s in systems}),
               "questions_scored": comparison.questions, "left_out": comparison.left_out,
-              "warnings": served_model_warnings(pairs) + partial_notes(comparison),
+              "served_models": served, "warnings": served_model_warnings(served) + partial_notes(comparison),
               "systems": systems, "differences": diffs, "minimum_detectable_difference": mdd,
               "checks": read_checks(a.checks, a.runs) if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,

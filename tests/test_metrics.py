@@ -9,7 +9,7 @@ import pytest
 
 import score
 from interface import run_cli
-from records import run_record, verdict_for, write_jsonl
+from records import RULES_ONLY, run_record, verdict_for, write_jsonl
 
 
 def rec(backend, qid, case, answer, **fields):
@@ -95,6 +95,38 @@ def test_keyword_recall_needs_no_provenance(tmp_path):
     assert s["A"]["keyword_recall_in_context"] == pytest.approx(1 / 3) and s["A"]["keyword_recall_n"] == 3
 
 
+def test_every_memory_metric_is_also_given_per_question_type(tmp_path):
+    a = [rec("A", "q1", "c1", "yes", evidence=["t1"], retrieved=["t1", "t2"], keyword_ranks=[1], hits_kept=2),
+         rec("A", "q2", "c1", "no", evidence=["t2"], retrieved=["t9"], keyword_ranks=[], hits_kept=1),
+         rec("A", "q3", "c2", "Postgres 14", gold_answer="Postgres 16", type="knowledge_update", evidence=["t5"],
+             retrieved=["t4", "t5", "t6"], context_ids=["t4", "t5"],
+             meta={"superseded_evidence": ["t4"], "outdated_answers": ["Postgres 14"]}),
+         rec("A", "q4", "c2", "Postgres 16", gold_answer="Postgres 16", type="knowledge_update", evidence=["t5"],
+             retrieved=["t5"], meta={"superseded_evidence": ["t4"], "outdated_answers": ["Postgres 14"]})]
+    _, s = scored(tmp_path, {"A": a}, "A", correct=lambda r: r["answer"] in ("yes", "Postgres 16"))
+    single, update = s["A"]["by_type"]["single_hop"], s["A"]["by_type"]["knowledge_update"]
+    assert (single["n"], single["accuracy"], single["recall_any_at_k"], single["recall_all_in_context"]) == (2, 0.5, 0.5, 0.5)
+    assert (single["keyword_recall_at_k"], single["keyword_recall_in_context"]) == (0.5, 0.5)
+    assert single["staleness"] is None and "superseded" in single["staleness_note"]
+    assert single["contradiction"] is None and "outdated_answers" in single["contradiction_note"]
+    assert (update["accuracy"], update["recall_any_at_k"], update["recall_all_in_context"]) == (0.5, 1.0, 1.0)
+    assert update["staleness"] == pytest.approx(1 / 3)  # t4 of {t4, t5} and {t5}
+    assert update["contradiction"] == 0.5 and update["keyword_recall_at_k"] is None
+    assert "no question has keywords" in update["keyword_recall_note"]
+
+
+def test_a_retrieval_only_run_has_recall_per_type(tmp_path):
+    a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None),
+         rec("A", "q2", "c2", None, evidence=["t2"], retrieved=["t3"], retrieval_only=True, served_model=None,
+             type="temporal")]
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "A.jsonl", a), "--baseline", "A", "--json", str(out),
+                                "--resamples", "10"]) == 0
+    by_type = json.loads(out.read_text())["systems"][0]["by_type"]
+    assert by_type["single_hop"]["recall_any_at_k"] == 1 and by_type["temporal"]["recall_any_at_k"] == 0
+    assert by_type["temporal"]["accuracy"] is None and "retrieval-only" in by_type["temporal"]["accuracy_note"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Answers: exact match, F1, failure causes
 # ---------------------------------------------------------------------------------------------
@@ -106,6 +138,18 @@ def test_exact_match_and_token_f1_against_the_gold(tmp_path):
     _, s = scored(tmp_path, {"A": a}, "A")
     assert s["A"]["exact_match"] == pytest.approx(1 / 3)
     assert s["A"]["token_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)
+
+
+def test_exact_match_and_f1_are_on_answerable_questions_with_abstention_apart(tmp_path):
+    # The `none` control declines everything: its "I don't know" matches an abstention gold
+    # exactly, which must not count as an exact match on the answerable questions.
+    a = [rec("none", "q1", "c1", "I don't know", gold_answer="Postgres 16"),             # EM 0, F1 0
+         rec("none", "q2", "c2", "Postgres", gold_answer="Postgres 16"),                 # EM 0, F1 2*(1*1/2)/(3/2) = 2/3
+         rec("none", "q3", "c3", "I don't know", gold_answer="I don't know", type="abstention")]  # EM 1, F1 1
+    _, s = scored(tmp_path, {"none": a}, "none")
+    assert s["none"]["exact_match"] == 0 and s["none"]["token_f1"] == pytest.approx(1 / 3)
+    assert s["none"]["abstention_exact_match"] == 1 and s["none"]["abstention_token_f1"] == 1
+    assert s["none"]["by_type"]["abstention"]["exact_match"] == 1
 
 
 def test_each_wrong_answer_has_one_cause(tmp_path):
@@ -121,6 +165,22 @@ def test_each_wrong_answer_has_one_cause(tmp_path):
     assert causes == {"q1": "retrieval_miss", "q2": "budget_miss", "q3": "reader_miss", "q4": "unmeasurable",
                       "q5": "error", "q6": "reader_miss", "q7": None}
     assert by["A"]["failure_causes"]["reader_miss"] == 2
+
+
+def test_a_multi_evidence_question_has_one_precise_cause(tmp_path):
+    # Evidence [t1, t2]: a turn search never found is a retrieval_miss whatever became of the
+    # other; only when every evidence turn was retrieved can the budget be to blame.
+    a = [rec("A", "q1", "c1", "no", evidence=["t1", "t2"], retrieved=["t1"]),                    # t2 never retrieved
+         rec("A", "q2", "c1", "no", evidence=["t1", "t2"], retrieved=["t1", "t2"], context_ids=["t1"]),  # t2 cut
+         rec("A", "q3", "c2", "no", evidence=["t1", "t2"], retrieved=["t9", "t1"], context_ids=["t9"]),  # t1 cut, t2 never
+         rec("A", "q4", "c2", "no", evidence=["t1", "t2"], retrieved=["t2", "t1"], context_ids=["t2", "t1"])]
+    s, by = scored(tmp_path, {"A": a}, "A")
+    rows = {q["qid"]: q for q in s["questions"]}
+    assert {q: r["cause"] for q, r in rows.items()} == {"q1": "retrieval_miss", "q2": "budget_miss",
+                                                      "q3": "retrieval_miss", "q4": "reader_miss"}
+    assert [(rows[q]["evidence_retrieved"], rows[q]["evidence_in_context"]) for q in ("q1", "q2", "q3", "q4")] == \
+        [(1, 1), (2, 1), (1, 0), (2, 2)]
+    assert by["A"]["failure_causes"]["retrieval_miss"] == 2 and by["A"]["failure_causes"]["budget_miss"] == 1
 
 
 def test_judge_disagreement_is_a_cause_of_its_own():
@@ -147,8 +207,31 @@ def test_gap_closed_by_hand(tmp_path):
     # (0.5 - 0.25) / (0.75 - 0.25)
     assert s["A"]["gap_closed"] == pytest.approx(0.5)
     assert s["none"]["gap_closed"] == 0 and s["oracle"]["gap_closed"] == 1
+    # Every cluster holds one question, so a resample's ratio depends on which clusters it drew:
+    # the interval must be wider than the point yet stay in [0, 1] (A is between none and oracle).
     lo, hi = s["A"]["gap_closed_ci"]
-    assert lo <= 0.5 <= hi
+    assert 0 <= lo < 0.5 < hi <= 1
+
+
+def test_gap_closed_interval_by_hand(tmp_path):
+    # Two clusters of two questions. In X, none gets 0, oracle 2, A 2; in Y, none 0, oracle 2,
+    # A 0. A resample of two clusters is XX (gap closed 4/4 = 1, p 1/4), XY or YX (2/4, p 1/2)
+    # or YY (0/4, p 1/4): the 2.5% and 97.5% quantiles are 0 and 1.
+    def system(name, right):
+        return [rec(name, q, c, "yes" if q in right else "no") for q, c in (("x1", "X"), ("x2", "X"), ("y1", "Y"),
+                                                                          ("y2", "Y"))]
+    every = {"x1", "x2", "y1", "y2"}
+    _, s = scored(tmp_path, {"none": system("none", set()), "oracle": system("oracle", every),
+                             "A": system("A", {"x1", "x2"})}, "A", extra=("--resamples", "4000"))
+    assert s["A"]["gap_closed"] == 0.5 and s["A"]["gap_closed_ci"] == [0.0, 1.0]
+    # The same pattern in every cluster: every resample gives the point, a zero-width interval.
+    same = {"none": four_clusters("none", {"q0"}, 8), "oracle": four_clusters("oracle", {"q0", "q1", "q2"}, 8),
+            "A": four_clusters("A", {"q0", "q1"}, 8)}
+    for recs in same.values():
+        for r in recs:
+            r["cluster"] = r["case_id"] = "c" + str(int(r["qid"][1:]) // 4)  # clusters of q0..q3, q4..q7
+    _, s = scored(tmp_path, same, "A")
+    assert s["A"]["gap_closed"] == 0.5 and s["A"]["gap_closed_ci"] == [0.5, 0.5]
 
 
 def test_gap_closed_is_null_without_the_controls_or_when_the_oracle_does_not_beat_none(tmp_path):
@@ -178,9 +261,22 @@ def test_minimum_detectable_difference_needs_two_clusters(tmp_path):
     # Four clusters of one question, half right: the bootstrap SD of the accuracy is
     # sqrt(0.25 / 4) = 0.25, so the value is near 1.96 * sqrt(2) * 0.25 = 0.69.
     assert mdd["value"] == pytest.approx(0.69, abs=0.05)
+    assert mdd["method"] == "sd_approximation" and "1.96 x sqrt(2)" in mdd["formula"]
     one = [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")]
     s, _ = scored(tmp_path, {"A": one}, "A")
     assert s["minimum_detectable_difference"]["1200"]["value"] is None
+
+
+def test_with_a_repeat_the_minimum_detectable_difference_is_the_baselines_paired_half_width(tmp_path):
+    # The baseline B against its own repeat: cluster c0 the same (difference 0), cluster c1 right
+    # only in repeat 1 (difference 1). Resamples of two clusters give 0 (p 1/4), 0.5 or 1 (p 1/4):
+    # the interval is [0, 1] and its half-width 0.5, where the approximation would say about 0.98.
+    r0 = [rec("B", "q0", "c0", "yes"), rec("B", "q1", "c1", "no")]
+    r1 = [{**rec("B", "q0", "c0", "yes"), "repeat": 1}, {**rec("B", "q1", "c1", "yes"), "repeat": 1}]
+    s, by = scored(tmp_path, {"B": r0 + r1}, "B")
+    assert (by["B"]["noise_floor"]["ci_low"], by["B"]["noise_floor"]["ci_high"]) == (0.0, 1.0)
+    mdd = s["minimum_detectable_difference"]["1200"]
+    assert mdd["value"] == 0.5 and mdd["method"] == "repeat_half_width" and mdd["note"] is None
 
 
 def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
@@ -192,8 +288,30 @@ def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
     assert rep["per_repeat"] == [0.5, 0.75] and rep["mean"] == 0.625 and rep["min"] == 0.5
     assert by["A"]["noise_floor"]["difference"] == 0.25  # repeat 1 minus repeat 0
     assert by["A"]["accuracy"] == 0.5                       # the row is repeat 0
+    # B has one repeat. A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a
+    # resample's mean is 1 with p (2/4)^4 = 1/16 > 2.5%, so the interval's upper end is 1 and the
+    # noise floor (its larger end in absolute value) is 1: A - B = 0.5 - 0.25 is within it.
     d = s["differences"][0]
-    assert d["noise_floor"] is not None and d["within_noise_floor"] is not None
+    assert by["A"]["noise_floor"]["ci_high"] == 1.0
+    assert (d["difference"], d["noise_floor"], d["within_noise_floor"]) == (0.25, 1.0, True)
+
+
+def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
+    # Four clusters of four questions. The baseline B gets one per cluster right in repeat 0 and two
+    # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster, so every resample gives
+    # +0.25 and the noise floor is exactly 0.25. C is 0.5 above B (outside), D 0.25 (within: not larger).
+    def system(name, right_per_cluster, repeat=0):
+        return [{**rec(name, f"q{c}{i}", f"c{c}", "yes" if i < right_per_cluster else "no"), "repeat": repeat}
+                for c in range(4) for i in range(4)]
+    s, by = scored(tmp_path, {"B": system("B", 1) + system("B", 2, repeat=1), "C": system("C", 3),
+                              "D": system("D", 2)}, "B")
+    assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "questions": 16,
+                                      "clusters": 4}
+    diffs = {d["system"]: d for d in s["differences"]}
+    assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.5, 0.25, False)
+    assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.25, 0.25, True)
+    # The minimum detectable difference is the half-width of that interval: 0.
+    assert s["minimum_detectable_difference"]["1200"]["value"] == 0
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
@@ -202,15 +320,39 @@ def test_a_single_repeat_has_no_noise_floor(tmp_path):
 
 
 def test_a_budget_sweep_is_one_comparison_per_budget(tmp_path, capsys):
-    def at(name, budget, right):
-        return [{**r, "context_token_budget": budget} for r in four_clusters(name, right)]
-    systems = {"A": at("A", 500, {"q0"}) + at("A", 2000, {"q0", "q1", "q2"}),
-               "B": at("B", 500, {"q0"}) + at("B", 2000, {"q0"})}
+    def at(name, budget, right, in_context, k_limited=None):
+        out = []
+        for r in four_clusters(name, right):
+            r = {**r, "context_token_budget": budget, "evidence": ["t1"], "retrieved_ids": ["t2", "t1"],
+                 "context_ids": ["t2", "t1"] if r["qid"] in in_context else ["t2"]}
+            out.append(r if k_limited is None else {**r, "k_limited": r["qid"] in k_limited})
+        return out
+    every = {"q0", "q1", "q2", "q3"}
+    systems = {"A": at("A", 500, {"q0"}, {"q0"}, k_limited=set()) + at("A", 2000, {"q0", "q1", "q2"}, every,
+                                                                       k_limited={"q0", "q1"}),
+               "B": at("B", 500, {"q0"}, every) + at("B", 2000, {"q0"}, every)}
     s, by = scored(tmp_path, systems, "B")
     assert by["A@500"]["accuracy"] == 0.25 and by["A@2000"]["accuracy"] == 0.75
+    assert by["A@500"]["recall_all_in_context"] == 0.25 and by["A@2000"]["recall_all_in_context"] == 1.0
+    assert by["A@500"]["recall_any_at_k"] == by["A@2000"]["recall_any_at_k"] == 1.0  # one search, cut per budget
+    assert by["A@500"]["k_limited_share"] == 0 and by["A@2000"]["k_limited_share"] == 0.5
+    assert by["B@500"]["k_limited_share"] is None
     assert {d["system"]: d["difference"] for d in s["differences"]} == {"A@500": 0.0, "A@2000": 0.5}
     assert {d["baseline"] for d in s["differences"]} == {"B@500", "B@2000"}
-    assert "budget curve" in capsys.readouterr().out
+    curve = section(capsys.readouterr().out, "budget curve")
+    assert curve[:2] == ["B: 500: 0.250 / 1.000 / n/a, 2000: 0.250 / 1.000 / n/a",
+                         "A: 500: 0.250 / 0.250 / 0.000, 2000: 0.750 / 1.000 / 0.500"]
+    assert curve[2] == ("note: k-limited share: the run records carry no k_limited field (written before run.py "
+                        "recorded it) (B@500, B@2000)")
+
+
+def test_k_limited_share_is_the_share_of_records_whose_context_k_bounded(tmp_path):
+    a = [{**r, "k_limited": flag} for r, flag in zip(four_clusters("A", {"q0"}), (True, False, True, None))]
+    _, by = scored(tmp_path, {"A": a, "B": four_clusters("B", {"q0"})}, "B")
+    assert by["A"]["k_limited_share"] == pytest.approx(2 / 3) and by["A"]["k_limited_n"] == 3
+    assert by["A"]["k_limited_note"].startswith("measured on 3 of 4 questions")
+    # Run files written before run.py recorded the field: not measured, and said so.
+    assert by["B"]["k_limited_share"] is None and "no k_limited field" in by["B"]["k_limited_note"]
 
 
 def test_a_retrieval_only_run_measures_retrieval_and_says_accuracy_was_not(tmp_path):
@@ -233,13 +375,34 @@ def test_tokens_calls_and_internal_usage(tmp_path):
          rec("A", "q2", "c1", "yes", usage={"prompt_tokens": 70, "completion_tokens": 3}, cached=True,
              internal_usage=u, context_tokens=50),  # same case: its internal usage counted once
          rec("A", "q3", "c2", None, usage=None, cached=False, internal_usage=None, context_tokens=None,
-             error="timeout")]
+             error="timeout"),
+         # The endpoint gave no prompt count: left out of the prompt figures and counted as missing, not as 0.
+         rec("A", "q4", "c2", "yes", usage={"prompt_tokens": None, "completion_tokens": 4}, cached=False,
+             internal_usage=None, context_tokens=None)]
     _, by = scored(tmp_path, {"A": a}, "A")
     s = by["A"]
-    assert s["prompt_tokens"] == 120 and s["completion_tokens"] == 8 and s["mean_prompt_tokens"] == 60
-    assert s["answer_calls"] == 3 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 1
-    assert s["internal_usage"] == u
+    assert s["prompt_tokens"] == 120 and s["mean_prompt_tokens"] == 60 and s["prompt_tokens_missing"] == 2
+    assert s["completion_tokens"] == 12 and s["mean_completion_tokens"] == 4 and s["completion_tokens_missing"] == 1
+    assert s["usage_note"] == ("counted on the calls that reported usage: 2 of 4 answer calls gave no prompt token "
+                               "count, 1 no completion token count (1 of the calls failed)")
+    assert s["answer_calls"] == 4 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 2
+    assert s["internal_usage"] == u and s["internal_usage_note"] is None
     assert s["mean_context_tokens"] == 40 and s["total_context_tokens"] == 80
+
+
+def test_cost_and_latency_nulls_have_reasons(tmp_path):
+    ctl = [rec("none", "q1", "c1", None, retrieval_only=True, served_model=None, search_ms=None, ingest_s=None,
+               flush_s=None, added_items=0, search_calls_in_flight=None)]
+    out = tmp_path / "s.json"
+    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "none.jsonl", ctl), "--baseline", "none",
+                                "--json", str(out), "--resamples", "10"]) == 0
+    s = json.loads(out.read_text())["systems"][0]
+    assert s["prompt_tokens"] is None and s["completion_tokens"] is None and s["mean_completion_tokens"] is None
+    assert s["usage_note"] == "no answer model was asked (retrieval-only run)"
+    assert s["internal_usage"] is None and s["internal_usage_note"] == "the system calls no model of its own"
+    assert s["ingest_s"] is None and s["ingest_s_note"] == "a control stores nothing"
+    assert s["search_ms_p95"] is None and s["search_ms_note"] == "a control searches nothing"
+    assert s["store_items_mean"] is None and s["store_items_note"] == "a control stores nothing"
 
 
 def test_latency_at_the_store_size_it_was_measured_at(tmp_path):
@@ -273,3 +436,88 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
             plain.append((total, count))
     assert np.array_equal(fast, np.array(plain, dtype=float))
     assert all(row.sum() == len(clusters) for block in boot.counts() for row in block)  # each resample draws n
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison as a whole
+# ---------------------------------------------------------------------------------------------
+
+def test_systems_answered_by_different_served_models_are_a_warning(tmp_path):
+    # Each system is consistent on its own; the comparison is not.
+    systems = {"keyword": [{**r, "served_model": "model-A"} for r in four_clusters("keyword", {"q0"})],
+               "full_context": [{**r, "served_model": "model-B"} for r in four_clusters("full_context", {"q0"})]}
+    s, _ = scored(tmp_path, systems, "keyword")
+    assert s["served_models"] == {"1200": {"full_context": {"model-B": 4}, "keyword": {"model-A": 4}}}
+    assert s["warnings"] == ["The comparison was answered by more than one served model (model-A, model-B): "
+                             "`full_context` model-B (4 answers); `keyword` model-A (4 answers). The answer model "
+                             "was not held constant, so differences between these systems are not differences of "
+                             "memory alone."]
+    same = {name: four_clusters(name, {"q0"}) for name in ("keyword", "full_context")}
+    s, _ = scored(tmp_path, same, "keyword")
+    assert s["warnings"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# stdout: every number of the JSON, in the report's order
+# ---------------------------------------------------------------------------------------------
+
+def section(out: str, title: str) -> list[str]:
+    """The lines of one stdout section, from its title to the next blank line."""
+    return out.split(f"\n{title}", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+
+
+def test_stdout_orders_controls_first_marks_the_baseline_and_rounds_tokens(tmp_path, capsys):
+    systems = {name: [{**r, "context_tokens": t} for r, t in zip(four_clusters(name, {"q0"}), (100, 125, 100, 125))]
+               for name in ("A", "B", "C", "none", "oracle")}
+    scored(tmp_path, systems, "B")
+    out = capsys.readouterr().out
+    table = out.split("\n\n", 1)[0].splitlines()
+    assert [line.split(" | ")[0] for line in table[1:]] == ["none (control)", "oracle (control)", "B (baseline)", "A", "C"]
+    assert all(line.split(" | ")[-3] == "113" for line in table[1:])  # 112.5 tokens, whole, half up
+    paired = section(out, "paired difference vs B")
+    assert [line.split(":")[0] for line in paired if not line.startswith(("  ", "minimum", "note"))] == ["A", "C"]
+
+
+def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, capsys):
+    u = {"calls": 3, "cached": 1, "prompt_tokens": 1500, "completion_tokens": 40}
+    a = [rec("A", "q1", "c1", "yes", usage={"prompt_tokens": 1000, "completion_tokens": 7}, context_tokens=600,
+             internal_usage=u, ingest_s=2.0, flush_s=0.5, added_items=40, search_ms=3.0, search_calls_in_flight=1),
+         rec("A", "q2", "c2", "no", type="temporal", usage={"prompt_tokens": 1201, "completion_tokens": None},
+             context_tokens=801, ingest_s=4.0, flush_s=1.5, added_items=60, search_ms=5.0, search_calls_in_flight=0)]
+    again = [{**r, "repeat": 1, "answer": "yes"} for r in a]
+    b = [rec("B", "q1", "c1", "no"), rec("B", "q2", "c2", "no", type="temporal")]
+    scored(tmp_path, {"A": a + again, "B": b}, "B")
+    out = capsys.readouterr().out
+    cost = dict(line.split(": ", 1) for line in section(out, "cost and latency (repeat 0)"))
+    assert cost["A"] == ("context tokens 701 mean, 1,401 total; prompt tokens 2,201, completion tokens 7 (per "
+                         "question: 1,101 prompt, 7 completion) [counted on the calls that reported usage: 0 of 2 "
+                         "answer calls gave no prompt token count, 1 no completion token count]; answer calls 2 (0 "
+                         "cached, 2 requests sent); internal model 3 calls (1 cached), 1,500 prompt + 40 completion "
+                         "tokens; ingest 3.000 s/case (p50 2.000, max 4.000), flush 1.000 s (max 1.500); search p50 "
+                         "3.000 / p95 5.000 / max 5.000 ms at 50 items per namespace (max 60), 0.500 of searches while "
+                         "answer calls were in flight")
+    assert cost["B (baseline)"].startswith("context tokens 10 mean, 20 total; answer tokens n/a (the endpoint "
+                                           "reported no token usage on any of the 2 answer calls)")
+    repeats = dict(line.split(": ", 1) for line in section(out, "repeats and the noise floor"))
+    # Repeat 0 gets q1 right, repeat 1 both: 0.5 and 1; sd of the two sqrt(0.125) = 0.354; repeat 1 minus
+    # repeat 0 is 0 on c1 and 1 on c2, so resamples of the two clusters give [0, 1].
+    assert repeats["A"] == ("2 repeats: accuracy 0.500, 1.000; mean 0.750, sd 0.354, min 0.500, max 1.000; noise "
+                            "floor (repeat 1 vs 0) +0.500 [+0.000, +1.000]")
+    assert repeats["B (baseline)"] == "1 repeat: n/a (a single repeat: run with --repeat 2 or more to measure the " \
+                                      "noise floor)"
+    paired = section(out, "paired difference vs B")
+    assert paired[1] == "  by type: single_hop +1.000 [no interval], temporal +0.000 [no interval]"
+
+
+def test_stdout_prints_the_graders_calibration(tmp_path, capsys):
+    cal = {"grader": RULES_ONLY, "calibration_set": "data/calibration.jsonl", "grading": "rules only",
+           "overall": {"n": 261, "known_wrong": 138, "known_right": 123, "false_accepts": 0, "false_rejects": 28,
+                       "false_accept_rate": 0.0, "false_reject_rate": 28 / 123},
+           "by_kind": {}, "kappa": 0.78, "judge_failures": 0}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(cal))
+    scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A", extra=("--calibration", str(path)))
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("judge calibration"))
+    assert line == (f"judge calibration of this grader (rules only; rules {RULES_ONLY['rules_sha256'][:12]}, judge none) "
+                    f"on data/calibration.jsonl: false accept rate 0.000 (0 of 138), false reject rate 0.228 (28 of "
+                    f"123), kappa 0.780, n 261")

@@ -79,7 +79,7 @@ def test_numbers_are_rounded_for_reading(real):
         exact = s[label]["mean_context_tokens"]
         assert row[tokens] == str(int(exact + 0.5)) and exact != int(exact)
     f1 = header.index("F1")
-    assert rows["**keyword** (baseline)"][f1] == f"{s['keyword']['token_f1']:.3g}"  # 3 significant digits
+    assert rows["**keyword** (baseline)"][f1] == f"{s['keyword']['token_f1']:#.3g}"  # 3 significant digits, zeros kept
     for number in re.findall(r"\d[\d,]*\.\d+", table_text(real["md_text"])):
         whole_part, decimals = number.replace(",", "").split(".")
         digits = (whole_part + decimals).lstrip("0")
@@ -451,3 +451,123 @@ def test_a_foreign_scores_file_is_refused_naming_the_field(tmp_path, capsys):
     assert make_report(paths) == 2
     assert "no field 'gap_closed'" in capsys.readouterr().err
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Every number of scores.json has a table: cost and latency, repeats, per type
+# ---------------------------------------------------------------------------------------------
+
+def test_cost_and_latency_have_a_table_with_reasons_for_each_na(tmp_path):
+    u = {"calls": 4, "cached": 1, "prompt_tokens": 2000, "completion_tokens": 30}
+    other = [{**r, "usage": {"prompt_tokens": 1000 + i, "completion_tokens": 5 if i else None}, "context_tokens": 100 + i,
+              "internal_usage": u, "internal_model": "x-2026", "ingest_s": 1.0 + i // 2, "flush_s": 0.25,
+              "added_items": 10 * (1 + i // 2), "search_ms": float(i + 1), "search_calls_in_flight": 0}
+             for i, r in enumerate(recs("other"))]
+    none = [{**r, "search_ms": None, "search_calls_in_flight": None, "ingest_s": None, "flush_s": None, "added_items": 0}
+            for r in recs("none")]
+    code, md, _ = build(tmp_path, {"none": none, "keyword": recs("keyword"), "other": other})
+    rows = table_after(md, "Cost and latency")
+    header, by = rows[0], {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+    assert header[:3] == ["system", "ctx tokens (mean)", "ctx tokens (total)"]
+    o = by["other"]
+    # contexts 100..103, prompts 1000..1003, completions 5, 5, 5 and one call without a count
+    assert (o["ctx tokens (mean)"], o["ctx tokens (total)"]) == ("102", "406")
+    assert o["prompt tokens"] == "4,006" and re.fullmatch(r"15 \[\d+\]", o["completion tokens"])
+    assert o["per question: prompt / completion"] == "1,002 / 5"
+    assert o["internal model calls"] == "8 (2 cached), 4,000 + 60 tokens"  # a case's usage, counted once per case
+    assert o["ingest s per case"] == "1.50 (max 2.00)" and o["flush s per case"] == "0.250 (max 0.250)"
+    assert o["search ms p50 / p95 / max"] == "2.00 / 4.00 / 4.00" and o["store items per namespace"] == "15 (max 20)"
+    number = o["completion tokens"].split("[")[1].rstrip("]")
+    assert (f"- [{number}] token usage: counted on the calls that reported usage: 0 of 4 answer calls gave no prompt "
+            f"token count, 1 no completion token count (other)") in md
+    n = by["none (control)"]
+    assert n["search ms p50 / p95 / max"].startswith("n/a [") and "search latency: a control searches nothing" in md
+    assert n["prompt tokens"].startswith("n/a [") and "the endpoint reported no token usage on any of the 4" in md
+    assert "internal model: the system calls no model of its own (none, keyword)" in md
+
+
+def test_repeats_and_the_noise_floor_have_a_table(tmp_path):
+    again = [{**r, "repeat": 1, "answer": "yes"} for r in recs("other")]
+    code, md, _ = build(tmp_path, {"keyword": recs("keyword"), "other": recs("other") + again})
+    rows = {r[0]: r for r in table_after(md, "Repeats and noise floor")[1:]}
+    # Repeat 0 answers q0 and q2, repeat 1 all four: 0.5 and 1; repeat 1 minus 0 is +0.5 in both
+    # cases (each holds one right and one wrong answer in repeat 0), so the interval is [0.5, 0.5].
+    assert rows["other"][1:] == ["2", "0.500, 1.00", "0.750", "0.354", "0.500 – 1.00", "+0.500 [+0.500, +0.500]"]
+    single = rows["**keyword** (baseline)"]
+    assert single[1] == "1" and re.fullmatch(r"n/a \[\d+\]", single[2])
+    assert "repeats: a single repeat: run with --repeat 2 or more to measure the noise floor (keyword)" in md
+    assert "Minimum detectable difference: 0.00" in md and "an approximation, for want of a repeat" in md
+
+
+def test_paired_differences_and_memory_metrics_per_question_type(tmp_path):
+    def mixed(name, right):
+        return [{**r, "type": "temporal" if r["qid"] in ("q2", "q3") else "single_hop",
+                 "answer": "yes" if r["qid"] in right else "no",
+                 "retrieved_ids": ["t1"] if r["qid"] in ("q0", "q2") else ["t2"],
+                 "context_ids": ["t1"] if r["qid"] in ("q0", "q2") else ["t2"]} for r in recs(name)]
+    code, md, _ = build(tmp_path, {"none": mixed("none", set()), "keyword": mixed("keyword", {"q0"}),
+                                   "other": mixed("other", {"q0", "q1", "q2"})})
+    per_type = table_under(md, "### Paired difference per question type")
+    # single_hop is q0 and q1 (case c0): other 2/2, keyword 1/2; temporal is q2 and q3 (case c1):
+    # 1/2 against 0/2. One case each: no interval.
+    assert per_type == [["system", "single_hop", "temporal"], ["other", "+0.500 (no interval)", "+0.500 (no interval)"]]
+    rows = table_under(md, "Every memory metric per type")
+    memory = {(r[0], r[1]): dict(zip(rows[0], r)) for r in rows[1:]}
+    # evidence t1 retrieved for q0 and q2 only: recall 1/2 in each type
+    assert memory[("other", "single_hop")]["recall@k"] == "0.500" and memory[("other", "temporal")]["accuracy"] == "0.500"
+    assert memory[("none (control)", "temporal")]["recall in ctx"] == "0.500"
+    assert re.fullmatch(r"n/a \[\d+\]", memory[("other", "temporal")]["staleness"])
+
+
+def table_under(md: str, marker: str) -> list[list[str]]:
+    """The cells of the first markdown table after a line of text."""
+    return table_after("## X" + md.split(marker, 1)[1], "X")
+
+
+def held_lines(md: str) -> list[str]:
+    block = md.split("Held constant for every system:", 1)[1].split("\n\n", 2)[1]
+    return [line for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_systems_answered_by_different_served_models_are_not_held_constant(tmp_path):
+    systems = {"keyword": recs("keyword", served_model="model-A"), "other": recs("other", served_model="model-B")}
+    code, md, _ = build(tmp_path, systems)
+    assert code == 0
+    assert not any("served as" in line for line in held_lines(md))
+    assert any("2 served models answered" in line for line in held_lines(md))
+    assert ("- The comparison was answered by more than one served model (model-A, model-B): `keyword` model-A (4 "
+            "answers); `other` model-B (4 answers).") in "\n".join(deviation_lines(md))
+    code, md, _ = build(tmp_path / "one", {name: recs(name) for name in ("keyword", "other")})
+    assert any("(served as `m-served`)" in line for line in held_lines(md)) and deviation_lines(md) == []
+
+
+def test_the_control_verdicts_are_check_pys_and_without_it_only_numbers(tmp_path):
+    # none answers 1 of 2 answerable questions per case: 0.5, far above any threshold; the report
+    # must not give a verdict of its own, only check.py's.
+    code, md, paths = build(tmp_path, {"none": recs("none"), "oracle": recs("oracle"), "keyword": recs("keyword")})
+    section = md.split("## What the controls say", 1)[1].split("\n## ", 1)[0]
+    assert "answers 0.500 of answerable questions; per type: single_hop 0.500 (n=4)" in section
+    assert "check.py's verdict" in section and "guessed" not in section and "reaches only" not in section
+    checks = json.load(open(os.path.join(DATA, "checks.json"), encoding="utf-8"))
+    checks["inputs"]["runs"] = {p: sha256_file(p) for p in paths["runs"]}
+    path = tmp_path / "checks.json"
+    path.write_text(json.dumps(checks), encoding="utf-8")
+    assert make_report(paths, "--checks", str(path)) == 0
+    section = open(paths["md"], encoding="utf-8").read().split("## What the controls say", 1)[1].split("\n## ", 1)[0]
+    quoted = [c for c in checks["checks"] if c["check"] == "controls"]
+    assert all(f"- {c['status']} `{c['id']}`: " in section for c in quoted)
+    assert "answers 0.500 of answerable questions" not in section
+
+
+def test_the_budget_curve_shows_the_k_limited_share(tmp_path):
+    def at(name, budget, k_limited=None):
+        return [{**r, "context_token_budget": budget, **({} if k_limited is None else {"k_limited": r["qid"] in k_limited})}
+                for r in recs(name)]
+    systems = {"keyword": at("keyword", 500, set()) + at("keyword", 2000, {"q0"}),
+               "other": at("other", 500) + at("other", 2000)}
+    code, md, _ = build(tmp_path, systems)
+    rows = table_after(md, "Budget curve")
+    assert rows[0] == ["system", "500", "2,000"]
+    assert rows[1] == ["keyword", "0.500 / 1.00 / 0.00", "0.500 / 1.00 / 0.250"]
+    assert re.fullmatch(r"0\.500 / 1\.00 / n/a \[\d+\]", rows[2][1])
+    assert "k-limited share: the run records carry no k_limited field (written before run.py recorded it)" in md

@@ -84,17 +84,29 @@ def test_missing_verdict_is_an_error(tmp_path):
     assert run_cli(score.main, ["--runs", str(p), "--verdicts", str(v), "--baseline", "A"]) == 2
 
 
-def test_findings_flag_a_broken_instrument_in_plain_words():
-    def system(label, acc):
+def test_findings_state_the_control_numbers_and_leave_the_verdict_to_check_py():
+    # `none` gets 3 of 20 preference questions: 0.15 pooled, above the old hard-coded 0.10, but
+    # within check.py's per-type limit for preference (0.20). score.py must not contradict it.
+    def system(label, acc, by_type=None):
         return {"label": label, "backend": label, "budget": 1200, "accuracy": acc, "recall_note": None,
-                "internal_model": None, "flush_note": None, "time_aware": False, "errors": 0}
-    scores = {"budgets": [1200], "systems": [system("none", 0.3), system("oracle", 0.5), system("weak", 0.1),
-                                             system("lucky", 0.9)]}
+                "internal_model": None, "flush_note": None, "time_aware": False, "errors": 0,
+                "by_type": by_type or {}}
+    none_types = {"preference": {"n": 20, "accuracy": 0.15}, "abstention": {"n": 2, "accuracy": 1.0}}
+    scores = {"budgets": [1200], "systems": [system("none", 0.15, none_types), system("oracle", 0.5),
+                                             system("weak", 0.1), system("lucky", 0.9)]}
     text = "\n".join(score.findings(scores))
-    assert "gold answers can be guessed" in text           # none scores 30% on factual questions
-    assert "reaches only 50.0%" in text                    # the oracle ceiling is low
-    assert "`weak` answers fewer factual questions" in text
-    assert "`lucky` scores above the oracle" in text
+    assert ("The `none` control (no memory at all) answers 0.150 of answerable questions; per type: preference "
+            "0.150 (n=20). Whether that is within its limits is check.py's verdict (config.yaml checks.none_max, "
+            "per type): run check.py and pass --checks.") in text
+    assert "guessed" not in text and "reaches only" not in text and "abstention" not in text
+    assert "`weak` answers fewer answerable questions (0.100) than the `none` control (0.150)" in text
+    assert "`lucky` scores above the oracle (0.900 against 0.500)" in text
+    # With check.py's results, its verdicts are quoted instead of the numbers.
+    scores["checks"] = {"status": "PASS", "counts": {"PASS": 1}, "not_passed": [], "controls": [
+        {"id": "controls/none", "status": "PASS", "summary": "preference 0.150 (n=20, max 0.20)"}]}
+    text = "\n".join(score.findings(scores))
+    assert "check.py controls/none: PASS: preference 0.150 (n=20, max 0.20)" in text
+    assert "answers 0.150 of answerable questions" not in text and "`lucky` scores above" not in text
 
 
 def test_one_case_gives_no_interval(tmp_path):

@@ -26,7 +26,7 @@ def pipeline(tmp_path, config) -> tuple[list[str], str, str]:
     return runs, verdicts, str(next(tmp_path.glob("manifest-*.json")))
 
 
-def test_checks_and_calibration_are_carried_into_the_scores(tmp_path, fake_llm, config):
+def test_checks_and_calibration_are_carried_into_the_scores(tmp_path, fake_llm, config, capsys):
     runs, verdicts, m = pipeline(tmp_path, config)
     checks = str(tmp_path / "checks.json")
     assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", checks]) in (0, 1)
@@ -39,6 +39,11 @@ def test_checks_and_calibration_are_carried_into_the_scores(tmp_path, fake_llm, 
     s = json.loads(out.read_text())
     assert s["checks"]["status"] == json.load(open(checks))["status"]
     assert s["calibration"]["overall"]["false_accepts"] == 0 and s["calibration"]["grading"] == "rules only"
+    # The control verdicts are check.py's, quoted on stdout, not a second opinion with other thresholds.
+    controls = [c for c in json.load(open(checks))["checks"] if c["check"] == "controls"]
+    assert [c["id"] for c in s["checks"]["controls"]] == [c["id"] for c in controls]
+    out = capsys.readouterr().out
+    assert all(f"check.py {c['id']}: {c['status']}: {c['summary']}" in out for c in controls)
 
 
 def test_checks_of_other_runs_and_calibration_of_another_grader_are_refused(tmp_path, fake_llm, config, capsys):
