@@ -703,6 +703,29 @@ class VerdictMatch:
     stale: list        # (line, record): the verdict graded another question, gold, annotation or answer
     graders: list      # the distinct graders (rules, judge model, judge prompts) of the pairs
     other_rules: list  # rules_sha256 prefixes other than the code's
+    rules_sha256: str  # the code's
+
+    def refuse(self, source: str | None, rerun: str) -> None:
+        """Raise InputError for the first way the verdicts fail to belong: source names the
+        verdicts file (None when each verdict's line is already "path:line"); rerun says what to
+        run again."""
+        def where(lineno) -> str:
+            return f"{source}:{lineno}" if source else str(lineno)
+        if self.missing:
+            r = self.missing[0]
+            raise InputError(f"{source or 'the verdicts'}: no verdict for {r['backend']!r} question {r['qid']!r} "
+                             f"(and {len(self.missing) - 1} more); {rerun}")
+        if self.stale:
+            lineno, r = self.stale[0]
+            raise InputError(f"{where(lineno)}: the verdict of {r['backend']!r} question {r['qid']!r} graded another "
+                             f"question, gold, annotation or answer than its run record holds now; {rerun}")
+        if self.other_rules:
+            raise InputError(f"{source or 'the verdicts'}: graded by another rule set (rules_sha256 "
+                             f"{', '.join(self.other_rules)}, this code's is {self.rules_sha256[:12]}); {rerun}")
+        if len(self.graders) > 1:
+            raise InputError(f"{source or 'the verdicts'}: the verdicts of these runs come from {len(self.graders)} "
+                             f"different graders (rule sets or judge models: {self.graders}); grade them together: "
+                             f"{rerun}")
 
 
 def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> VerdictMatch:
@@ -721,7 +744,7 @@ def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> Ve
         pairs.append((r, v))
     graders = sorted({json.dumps({f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}) for _, v in pairs})
     other = sorted({v["rules_sha256"][:12] for _, v in pairs if v["rules_sha256"] != rules_sha256})
-    return VerdictMatch(pairs, missing, stale, graders, other)
+    return VerdictMatch(pairs, missing, stale, graders, other, rules_sha256)
 
 
 def verdict_identity(rec: dict, grader: dict) -> dict:

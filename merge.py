@@ -100,17 +100,7 @@ def merge_verdicts(paths: list[str], runs: list[str]) -> list[dict]:
             raise InputError(f"{where}: a verdict of {v['backend']!r} question {v['qid']!r}, which the run files do "
                              f"not hold: these shards graded other runs")
     m = match_verdicts(graded, seen, RULES_SHA256)
-    if m.missing:
-        r = m.missing[0]
-        raise InputError(f"no verdict in the shards for {r['backend']!r} question {r['qid']!r} (and "
-                         f"{len(m.missing) - 1} more): finish every judge.py shard before merging")
-    if m.stale:
-        where, r = m.stale[0]
-        raise InputError(f"{where}: the verdict of {r['backend']!r} question {r['qid']!r} graded another question, "
-                         f"gold, annotation or answer than its run record holds now; rerun that judge.py shard")
-    if m.other_rules or len(m.graders) > 1:
-        raise InputError(f"the shards were graded by {len(m.graders)} graders ({m.graders}; this code's rules are "
-                         f"{RULES_SHA256[:12]}): grade every shard with the same judge.py and config")
+    m.refuse(None, "finish or rerun the judge.py shards, all with the same judge.py and config, before merging")
     return [v for _, v in m.pairs]
 
 

@@ -150,19 +150,7 @@ def pair_verdicts(records: list[dict], verdicts: dict, path: str | None) -> list
     if graded and path is None:
         raise InputError("--verdicts is required for run files with answers (run judge.py first)")
     m = match_verdicts(graded, verdicts, RULES_SHA256)
-    if m.missing:
-        raise InputError(f"{path}: no verdict for {m.missing[0]['backend']!r} question {m.missing[0]['qid']!r} "
-                         f"(and {len(m.missing) - 1} more); run judge.py on these runs first")
-    if m.stale:
-        lineno, r = m.stale[0]
-        raise InputError(f"{path}:{lineno}: the verdict of {r['backend']!r} question {r['qid']!r} graded another "
-                         f"question, gold, annotation or answer than its run record holds now; rerun judge.py")
-    if m.other_rules:
-        raise InputError(f"{path}: graded by another rule set (rules_sha256 {', '.join(m.other_rules)}, this "
-                         f"code's is {RULES_SHA256[:12]}); rerun judge.py")
-    if len(m.graders) > 1:
-        raise InputError(f"{path}: the verdicts of these runs come from {len(m.graders)} different graders (rule "
-                         f"sets or judge models: {m.graders}); grade them together: rerun judge.py on all of them")
+    m.refuse(path, "rerun judge.py on these runs")
     return [(r, None) for r in records if r["retrieval_only"]] + m.pairs
 
 

@@ -98,14 +98,14 @@ def test_merge_refuses_verdict_shards_that_do_not_grade_the_runs_exactly_once(tm
     assert "--runs is required" in capsys.readouterr().err
     # Two of three shards: the answers of the third have no verdict.
     assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2]]) == 2
-    assert "no verdict in the shards" in capsys.readouterr().err
+    assert "the verdicts: no verdict for" in capsys.readouterr().err
     # A shard graded under another rule set (as if by another judge.py).
     lines = [json.loads(x) for x in open(vshards[2], encoding="utf-8")]
     lines[0]["rules_sha256"] = "0" * 64
     odd = tmp_path / "verdicts.odd.jsonl"
     odd.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
     assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2], str(odd)]) == 2
-    assert "graders" in capsys.readouterr().err
+    assert "another rule set" in capsys.readouterr().err
     # Verdicts of answers the run files do not hold.
     other = str(tmp_path / "oracle.jsonl")
     assert run_cli(run.main, ["--config", config, "--backend", "oracle", "--out", other]) == 0
