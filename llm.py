@@ -127,7 +127,8 @@ class LLMClient:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
-        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                       "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
         self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
 
     # -- cache --------------------------------------------------------------------------------
@@ -221,7 +222,9 @@ class LLMClient:
             self._usage["calls"] += 1
             self._usage["cached"] += cached
             for k in ("prompt_tokens", "completion_tokens"):
-                self._usage[k] += (usage or {}).get(k) or 0  # usage is optional in the wire format
+                n = (usage or {}).get(k)  # usage is optional in the wire format: a missing count is not 0
+                self._usage[k] += n or 0
+                self._usage[f"{k}_missing"] += n is None
 
     def usage_snapshot(self) -> dict:
         """Completions so far: calls, how many came from the cache, and their token usage."""

@@ -349,9 +349,15 @@ def cost_metrics(recs: list[dict]) -> dict:
     else:
         usage_note = None
     per_case = {(r["case_id"], r["repeat"]): r["internal_usage"] for r in recs if r["internal_usage"] is not None}
-    internal = {k: sum(u[k] for u in per_case.values()) for k in ("calls", "cached", "prompt_tokens",
-                                                                  "completion_tokens")} if per_case else None
+    # *_missing: calls whose usage gave no such count (absent from files of an older run.py)
+    internal = {k: sum(u.get(k, 0) for u in per_case.values())
+                for k in ("calls", "cached", "prompt_tokens", "completion_tokens", "prompt_tokens_missing",
+                          "completion_tokens_missing")} if per_case else None
     internal_note = None
+    if internal and (internal["prompt_tokens_missing"] or internal["completion_tokens_missing"]):
+        internal_note = (f"token counts are of the calls that reported usage: {internal['prompt_tokens_missing']} of "
+                         f"{internal['calls']} internal calls gave no prompt token count, "
+                         f"{internal['completion_tokens_missing']} no completion token count")
     if internal is None:
         internal_note = ("the system calls no model of its own" if not any(r["internal_model"] for r in recs) else
                          "not counted: the backend calls a model but exposes no llm_client to count its calls through")

@@ -94,3 +94,12 @@ def test_a_failed_request_in_flight_does_not_fail_the_ones_waiting_for_it(tmp_pa
     for t in threads:
         t.join()
     assert sorted(r.error is None for r in results) == [False, True] and fake_llm.requests == 2
+
+
+def test_usage_without_a_count_is_counted_as_missing_not_as_zero(tmp_path, fake_llm):
+    llm = client(tmp_path)
+    llm._count({"prompt_tokens": 10, "completion_tokens": 2}, cached=False)
+    llm._count({"prompt_tokens": 7}, cached=True)
+    llm._count(None, cached=False)
+    assert llm.usage_snapshot() == {"calls": 3, "cached": 1, "prompt_tokens": 17, "completion_tokens": 2,
+                                    "prompt_tokens_missing": 1, "completion_tokens_missing": 2}

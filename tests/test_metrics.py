@@ -389,8 +389,15 @@ def test_tokens_calls_and_internal_usage(tmp_path):
     assert s["usage_note"] == ("counted on the calls that reported usage: 2 of 4 answer calls gave no prompt token "
                                "count, 1 no completion token count (1 of the calls failed)")
     assert s["answer_calls"] == 4 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 2
-    assert s["internal_usage"] == u and s["internal_usage_note"] is None
+    assert s["internal_usage"] == {**u, "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
+    assert s["internal_usage_note"] is None  # a file of an older run.py: no *_missing counts, read as 0
     assert s["mean_context_tokens"] == 40 and s["total_context_tokens"] == 80
+    # An internal model that reported no completion count on one of its 3 calls.
+    v = {**u, "calls": 3, "prompt_tokens_missing": 0, "completion_tokens_missing": 1}
+    _, by = scored(tmp_path, {"A": [{**r, "internal_usage": v if r["internal_usage"] else None} for r in a]}, "A")
+    assert by["A"]["internal_usage"]["completion_tokens_missing"] == 1
+    assert by["A"]["internal_usage_note"] == ("token counts are of the calls that reported usage: 0 of 3 internal "
+                                              "calls gave no prompt token count, 1 no completion token count")
 
 
 def test_cost_and_latency_nulls_have_reasons(tmp_path):
