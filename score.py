@@ -540,9 +540,13 @@ class BudgetStats:
             if d is None or d["ci_low"] is None:
                 return {"value": None, "method": "repeat_half_width", "formula": None,
                         "note": "needs at least two clusters of graded answerable questions"}
+            same = d["difference"] == d["ci_low"] == d["ci_high"] == 0
             return {"value": (d["ci_high"] - d["ci_low"]) / 2, "method": "repeat_half_width",
                     "formula": f"half-width of the paired 95% cluster-bootstrap interval of {label} repeat 1 "
-                               f"against its repeat 0 on answerable questions", "note": None}
+                               f"against its repeat 0 on answerable questions",
+                    "note": ("the two repeats were graded alike on every answerable question (a deterministic "
+                             "endpoint): this run shows no run-to-run noise; the intervals of the differences "
+                             "between systems still carry the sampling of questions") if same else None}
         formula = (f"approximation without a repeat: 1.96 x sqrt(2) x the bootstrap SD of {label}'s accuracy on "
                    f"answerable questions (wide: it ignores the pairing); run --repeat 2 for the paired value")
         if len(self.counts["answerable"]) < 2:

@@ -310,8 +310,19 @@ def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
     diffs = {d["system"]: d for d in s["differences"]}
     assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.5, 0.25, False)
     assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.25, 0.25, True)
-    # The minimum detectable difference is the half-width of that interval: 0.
-    assert s["minimum_detectable_difference"]["1200"]["value"] == 0
+    # The minimum detectable difference is the half-width of that interval: 0. The repeats differ
+    # (by 0.25), so no note says they were graded alike.
+    mdd = s["minimum_detectable_difference"]["1200"]
+    assert mdd["value"] == 0 and mdd["note"] is None
+
+
+def test_repeats_graded_alike_say_the_run_shows_no_run_to_run_noise(tmp_path):
+    # A deterministic endpoint at temperature 0: repeat 1 is graded as repeat 0 on every question.
+    r0 = four_clusters("B", {"q0", "q2"})
+    s, by = scored(tmp_path, {"B": r0 + [{**r, "repeat": 1} for r in r0]}, "B")
+    assert by["B"]["noise_floor"]["ci_low"] == by["B"]["noise_floor"]["ci_high"] == 0
+    mdd = s["minimum_detectable_difference"]["1200"]
+    assert mdd["value"] == 0 and "graded alike on every answerable question" in mdd["note"]
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
