@@ -112,15 +112,18 @@ bench: $(VENV)/.core $(VENV)/.plots
 	@echo "report: $(RESULTS_DIR)/report.md and $(RESULTS_DIR)/report.html (open it from disk)"
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
-# keyword recall, staleness, budget use and latency of every system in $(MODEL_FREE)/report.md.
+# keyword recall, staleness, budget use and latency of every system, and the checks that need no
+# answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md.
 retrieval: $(VENV)/.core $(VENV)/.plots
 	$(PY) manifest.py $(CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
 		--retrieval-only || exit $$?; done
+	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(CONFIG) \
+		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
-		--manifest $(MANIFEST) > /dev/null
+		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
-		--out $(MODEL_FREE)/report.md
+		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
 	@echo "model-free report: $(MODEL_FREE)/report.md and report.html"
 
 # The run order of the seed guide after the model-free pass: the manifest again (now naming the
