@@ -18,8 +18,9 @@ import argparse
 import os
 import sys
 
-from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, VERDICT_FIELDS, EXIT_OK, InputError, dataset_index, dumps,
-                       load_comparison, load_config, match_verdicts, parse_shard, read_jsonl, record_key, run_cli,
+from grading import RULES_SHA256
+from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dataset_index, dumps, load_comparison,
+                       load_config, match_verdicts, parse_shard, read_jsonl, read_verdicts, record_key, run_cli,
                        sha256_file, write_atomic)
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
@@ -83,16 +84,15 @@ def merge_verdicts(paths: list[str], runs: list[str]) -> list[dict]:
     """The verdicts of one grading from its shard files: each answer of the run files graded
     exactly once, against what its record holds now, by one grader, and nothing else (what
     score.py would refuse in the merged file is refused here, naming the shard)."""
-    from grading import RULES_SHA256
     seen: dict = {}
-    for path, lineno, v in read_shards(paths):
-        missing = [f for f in VERDICT_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}')")
-        key = record_key(v)
-        if key in seen:
-            raise InputError(f"{path}:{lineno}: {v['backend']!r} question {v['qid']!r} is also graded in {seen[key][0]}")
-        seen[key] = (f"{path}:{lineno}", v)
+    for path in paths:
+        for key, (lineno, v) in read_verdicts(path).items():  # fields and one verdict per answer, per file
+            if key in seen:
+                raise InputError(f"{path}:{lineno}: {v['backend']!r} question {v['qid']!r} is also graded in "
+                                 f"{seen[key][0]}")
+            seen[key] = (f"{path}:{lineno}", v)
+    if not seen:
+        raise InputError("the shard files hold no records")
     graded = [r for r in load_comparison(runs, allow_partial=False).records if not r["retrieval_only"]]
     known = {record_key(r) for r in graded}
     for where, v in seen.values():
