@@ -323,6 +323,22 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
+def check_generated(path: str, text: str, command: str) -> int:
+    """A data generator's --check: EXIT_OK when path holds exactly text, else EXIT_BAD_INPUT with
+    the reason on stderr (command: how to regenerate it)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            on_disk = fh.read()
+    except OSError as e:
+        print(f"error: {path}: cannot open: {e.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if on_disk != text:
+        print(f"error: {path}: differs from the generator output; rerun {command}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{path}: matches")
+    return EXIT_OK
+
+
 def write_json_atomic(path: str, obj: Any) -> None:
     """Write a JSON summary file atomically, indented for people."""
     write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n")

@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from grading import WRONG_KINDS  # noqa: E402
-from interface import EXIT_BAD_INPUT, EXIT_OK, dumps, parse_time, read_jsonl, write_atomic  # noqa: E402
+from interface import EXIT_OK, check_generated, dumps, parse_time, read_jsonl, write_atomic  # noqa: E402
 
 SOURCES = ("dev.jsonl", "cases.jsonl")
 OUT = "calibration.jsonl"
@@ -365,18 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     path = os.path.join(HERE, OUT)
     text = render(load_questions())
     if a.check:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                on_disk = fh.read()
-        except OSError as e:
-            print(f"error: {path}: cannot open: {e.strerror}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if on_disk != text:
-            print(f"error: {path}: differs from the generator output; rerun python data/make_calibration.py",
-                  file=sys.stderr)
-            return EXIT_BAD_INPUT
-        print(f"{path}: matches")
-        return EXIT_OK
+        return check_generated(path, text, "python data/make_calibration.py")
     write_atomic(path, text)
     print(f"wrote {path}: {text.count(chr(10))} items")
     return EXIT_OK

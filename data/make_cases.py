@@ -28,7 +28,7 @@ from datetime import date, datetime, timedelta, timezone
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from interface import EXIT_BAD_INPUT, EXIT_OK, dumps, write_atomic  # noqa: E402
+from interface import EXIT_BAD_INPUT, EXIT_OK, check_generated, dumps, write_atomic  # noqa: E402
 
 DEFAULT_SEED = 20260302
 TYPES = ("single_hop", "multi_hop", "temporal", "knowledge_update", "abstention", "preference")
@@ -1353,17 +1353,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in outputs.items():
         path = os.path.join(a.out_dir, name)
         if a.check:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    on_disk = fh.read()
-            except OSError as e:
-                print(f"error: {path}: cannot open: {e.strerror}", file=sys.stderr)
-                return EXIT_BAD_INPUT
-            if on_disk != text:
-                print(f"error: {path}: differs from the generator output; rerun "
-                      f"python data/make_cases.py", file=sys.stderr)
-                return EXIT_BAD_INPUT
-            print(f"{path}: matches")
+            code = check_generated(path, text, "python data/make_cases.py")
+            if code != EXIT_OK:
+                return code
         else:
             write_atomic(path, text)
             print(f"wrote {path}")
