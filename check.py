@@ -45,14 +45,14 @@ import argparse
 import json
 import os
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from datetime import datetime, timezone
 
 from grading import RULES_SHA256, fisher_greater
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
                        InputError, is_answerable, items_sha256, load_comparison, load_config, load_dataset,
-                       match_verdicts, read_jsonl, read_verdicts, run_cli, session_items, sha256_file,
-                       write_json_atomic)
+                       match_verdicts, read_jsonl, read_verdicts, run_cli, served_model_counts, session_items,
+                       sha256_file, write_json_atomic)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
@@ -272,15 +272,15 @@ def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
     model: the contract holds the answer model constant, and an endpoint that routed keyword to
     one model and full_context to another would compare models, not memories. A WARN naming
     each model, its answers and the systems it served; a SKIP when no answer names one."""
-    served: dict = defaultdict(lambda: defaultdict(Counter))  # budget -> model -> backend -> answers
+    served = served_model_counts(r for _, _, r in run_rows)
     budgets = sorted({r[BUDGET_FIELD] for _, _, r in run_rows})
-    for _, _, r in run_rows:
-        if r["served_model"] is not None:
-            served[r[BUDGET_FIELD]][r["served_model"]][r["backend"]] += 1
     out = []
     for budget in budgets:
         subject = f"served_model@{budget}" if len(budgets) > 1 else "served_model"
-        models = served[budget]
+        models: dict = defaultdict(dict)  # model -> backend -> answers
+        for backend, counts in served.get(budget, {}).items():
+            for model, n in counts.items():
+                models[model][backend] = n
         counts = {m: dict(sorted(by.items())) for m, by in sorted(models.items())}
         numbers = {"budget": budget, "models": counts}
         if not models:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Protocol
@@ -578,6 +579,17 @@ RUN_IDENTITY_FIELDS = ("run_id", "backend", "backend_id", "backend_version", "ti
 def system_key(rec: dict) -> tuple:
     """One system's run within a comparison: its name, repeat index and budget."""
     return rec["backend"], rec["repeat"], rec[BUDGET_FIELD]
+
+
+def served_model_counts(records) -> dict:
+    """How many answers each served model gave, {budget: {backend: Counter(served_model)}}, over
+    the records that name one (repeats together). The contract holds the answer model constant
+    within a budget: score.py warns and check.py WARNs when more than one model answered."""
+    out: dict = {}
+    for r in records:
+        if r["served_model"] is not None:
+            out.setdefault(r[BUDGET_FIELD], {}).setdefault(r["backend"], Counter())[r["served_model"]] += 1
+    return out
 
 
 def record_key(rec: dict) -> tuple:

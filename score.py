@@ -29,8 +29,8 @@ import numpy as np
 
 from grading import RULES_SHA256, exact_match, states_value, token_f1
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, UNANSWERABLE_TYPES, InputError, is_answerable,
-                       load_comparison, match_verdicts, read_json, read_verdicts, run_cli, sha256_file,
-                       write_json_atomic)
+                       load_comparison, match_verdicts, read_json, read_verdicts, run_cli, served_model_counts,
+                       sha256_file, write_json_atomic)
 
 # Where a wrong answer came from, checked in this order (the first that applies).
 FAILURE_CAUSES = ("error", "unparseable", "judge_disagreement", "unmeasurable", "retrieval_miss", "budget_miss",
@@ -895,10 +895,7 @@ def served_models(pairs: list) -> dict:
     """Per budget, per system, how many answers each served model gave (repeats together):
     {budget: {backend: {served_model: answers}}}. A comparison holds the answer model constant,
     so more than one model in a budget, in one system or across systems, breaks it."""
-    served: dict = defaultdict(lambda: defaultdict(Counter))
-    for r, _ in pairs:
-        if r["served_model"] is not None:
-            served[r[BUDGET_FIELD]][r["backend"]][r["served_model"]] += 1
+    served = served_model_counts(r for r, _ in pairs)
     return {str(b): {backend: dict(models.most_common()) for backend, models in sorted(by.items())}
             for b, by in sorted(served.items())}
 
