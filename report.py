@@ -333,6 +333,11 @@ class Footnotes:
         return Bullets([segs(f"[{n}] {metric}: {reason} ({', '.join(labels)})")
                         for (metric, reason), (n, labels) in sorted(self.notes.items(), key=lambda kv: kv[1][0])])
 
+    def blocks(self, heading: str = "Notes (n/a means not measurable, never 0):") -> list:
+        """The notes under their heading, to end a section; nothing when there are none."""
+        footnotes = self.bullets()
+        return [Para(segs(heading)), footnotes] if footnotes else []
+
 
 # ---------------------------------------------------------------------------------------------
 # Inputs
@@ -655,9 +660,7 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
             blocks.append(Para(segs(f"Minimum detectable difference{at}: {rate(m['value'])}, the smallest accuracy "
                                     f"difference this dataset could tell from zero: {how}"
                                     + (f" ({m['note']})" if m["note"] else "") + ".")))
-    footnotes = notes.bullets()
-    if footnotes:
-        blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
+    blocks += notes.blocks()
     return blocks
 
 
@@ -797,9 +800,7 @@ def by_type_section(scores: dict, order: list[dict]) -> list:
     blocks += [Para(segs(f"Every memory metric per type, on that type's questions{em}. Write precision is per stored "
                          f"item, so it has no type.")),
                Table(header, rows, classes, [False, False] + [True] * (len(header) - 2))]
-    footnotes = notes.bullets()
-    if footnotes:
-        blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
+    blocks += notes.blocks()
     return blocks
 
 
@@ -851,9 +852,7 @@ def budget_section(scores: dict, order: list[dict], plots: dict) -> list:
                               f"budget, bounded the context, so a flat curve there says k ran out.")),
                     Table(["system"] + [f"{b:,}" for b in budgets], rows, [""] * len(rows),
                           [False] + [True] * len(budgets))]
-    footnotes = notes.bullets()
-    if footnotes:
-        blocks += [Para(segs("Notes:")), footnotes]
+    blocks += notes.blocks("Notes:")
     if "budget" in plots:
         blocks.append(Image(plots["budget"], "Budget curve"))
     return blocks
@@ -923,9 +922,7 @@ def cost_section(scores: dict, order: list[dict]) -> list:
                               "size beside it, from this machine; the last column is the share of searches made while "
                               "answer calls were in flight, which share the CPU with a local model.")),
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
-    footnotes = notes.bullets()
-    if footnotes:
-        blocks += [Para(segs("Notes (n/a means not measurable, never 0):")), footnotes]
+    blocks += notes.blocks()
     return blocks
 
 
@@ -952,9 +949,7 @@ def repeats_section(scores: dict, order: list[dict]) -> list:
                               "interval. A difference between systems no larger than either one's noise floor (the "
                               "larger end of that interval) is marked as within it.")),
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
-    footnotes = notes.bullets()
-    if footnotes:
-        blocks += [Para(segs("Notes:")), footnotes]
+    blocks += notes.blocks("Notes:")
     return blocks
 
 
