@@ -2,31 +2,40 @@
 
 Layers, in order (seed guide, section 6), each verdict naming the layer that decided it. The
 rules decide only what is beyond doubt (grading.py); with an LLM judge configured, only an
-exact match and a pure abstention:
-  exact       the normalized answer equals the normalized gold (Unicode NFKC, case, punctuation,
-              whitespace, numbers and dates written one way)
-  abstention  the gold says the fact is unknown and the answer declines, and says nothing else
-  declined    no judge: the gold is a fact and the answer only declines: incorrect
-  contains    no judge: the answer states the gold on word boundaries, not glued into a longer
-              value, and nothing after it or around it (another value, a hedge, a negation, a
-              known outdated value) could make a reader doubt that the gold is its answer
+answer equal to the gold (`exact`) and a plain decline of an answerable question (`declined`):
+  exact       the answer equals the gold under the verdict normalization, alone or after an
+              opening such as "It's" (Unicode NFKC; whitespace, punctuation and the case of plain
+              words aside; numbers and dates written one way; every number, year, sign, currency
+              or unit symbol, "#", "+", "?" and the case of acronyms and units kept)
+  declined    the question is answerable (interface.is_answerable) and the answer only declines:
+              incorrect (unless the gold itself speaks of doubt: "She was not sure yet")
+  abstention  no judge: the question is unanswerable and the answer declines, and says nothing else
+  contains    no judge: the answer states the gold on word boundaries, with its case where case
+              tells words apart, not glued into a longer value, and no other candidate anywhere
+              (another number or date part, an option or a name the question offers, a hedge, a
+              negation, a list, a question form, a known outdated value); the question's own words
+              may surround it ("The ingestion cluster runs Kafka 3.7.")
   llm         otherwise, when judge_model is set: an LLM judge that sees only the question, the
               gold and the answer (never the system, the context or other answers), with the
-              rubric of the question's source benchmark; non-JSON output is `unparseable`
+              rubric of the question's source benchmark; non-JSON output is `unparseable`; the
+              judge's one-sentence reason, when it gives one, is kept as `judge_reason`
   no_match    otherwise, with no judge model: incorrect (a strict lower bound, said in reports)
 
 Every verdict also says what the rules alone (no judge) would decide (`rules_only_verdict`,
 null when no rule decides), so score.py can count where the rules and the judge disagree.
 
---calibrate grades a judge calibration set (data/calibration.jsonl: answers labelled right or
-wrong) by the same layers and prints this grader's false-accept and false-reject rates per kind
-and overall, with Cohen's kappa; the JSON names the grader, so score.py shows only the rates of
-the grader that graded the run. A judge model is trusted only after this.
+--calibrate grades a labelled set (data/calibration.jsonl: answers labelled right or wrong, the
+tuning set the rules were tuned on) by the same layers, and --heldout a second one
+(data/heldout.jsonl, written by someone who never read the rules); it prints this grader's
+false-accept and false-reject rates on each set, with 95% Wilson intervals, per kind and
+overall, with Cohen's kappa; the JSON names the grader, so score.py shows only the rates of the
+grader that graded the run. A judge model is trusted only after this.
 
 Usage:
   python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl
   python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl --fresh
-  python judge.py --config config.yaml --calibrate data/calibration.jsonl --out results/calibration.json
+  python judge.py --config config.yaml --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
+      --out results/calibration.json
 """
 from __future__ import annotations
 
@@ -36,10 +45,11 @@ import os
 import random
 import sys
 import threading
+from collections import Counter
 from datetime import datetime, timezone
 
 from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, calibration_rates, deterministic,
-                     judge_prompt, load_calibration, parse_verdict, rubric_for, rubric_template)
+                     judge_prompt, load_calibration, parse_judge_reply, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError,
                        Progress, dumps, load_comparison, load_config, parse_shard, read_resumable, record_key,
                        run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
@@ -47,7 +57,8 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDEN
 from llm import LLMClient, Workers
 
 # Fields a verdicts line must have to be resumed from; an older judge.py's file lacks some.
-VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "judge_error") + VERDICT_IDENTITY_FIELDS
+VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "judge_reason",
+                  "judge_error") + VERDICT_IDENTITY_FIELDS
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
 # A format the server never accepted is given up for every request after this many different
@@ -146,8 +157,10 @@ def ask_judge(client: LLMClient, chooser: FormatChooser, judge_model: str, max_t
             chooser.accepted(i)
         break
     if c.error:
-        return {"verdict": None, "judge_error": c.error, "cached": False, "response_format": FORMAT_NAMES[i]}
-    return {"verdict": parse_verdict(c.text), "judge_error": None, "judge_served_model": c.served_model,
+        return {"verdict": None, "judge_reason": None, "judge_error": c.error, "cached": False,
+                "response_format": FORMAT_NAMES[i]}
+    verdict, reason = parse_judge_reply(c.text)
+    return {"verdict": verdict, "judge_reason": reason, "judge_error": None, "judge_served_model": c.served_model,
             "cached": c.cached, "response_format": FORMAT_NAMES[i]}
 
 
@@ -157,7 +170,8 @@ def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
             "repeat": rec["repeat"], BUDGET_FIELD: rec[BUDGET_FIELD], "case_id": rec["case_id"], "qid": rec["qid"],
             "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
             "answer": rec["answer"], **identity, "grader": grader_name, "rubric": rubric_for(rec),
-            "by": None, "verdict": None, "rules_only_verdict": rules_only(rec), "judge_served_model": None,
+            "by": None, "verdict": None, "judge_reason": None, "rules_only_verdict": rules_only(rec),
+            "judge_served_model": None,
             "response_format": None, "cached": False, "judge_error": None}
 
 
@@ -192,26 +206,18 @@ def rate_text(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def calibrate(a: argparse.Namespace) -> int:
-    """Grade the calibration set as main() grades answers (the rules by deterministic(), then
-    ask_judge for the rest), print and write this grader's error rates; exit 3 when judge calls
-    failed beyond max_error_rate. A failed or unparseable judge call counts as the grader being
-    wrong, whatever the label (the worst case), and is counted apart in judge_failures."""
-    cfg = load_config(a.config)
-    items = load_calibration(a.calibrate)
+def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
+    """(verdict, layer, judge_error) for each labelled item, by main()'s layers: the rules by
+    deterministic(), then ask_judge for the rest, or `no_match` without a judge model."""
     judge_model = cfg["judge_model"]
-    workers = a.workers if a.workers is not None else cfg["workers"]
-    out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "calibration.json")
-    decided = [deterministic(item, bool(judge_model)) for item in items]
-    graded: list = [None] * len(items)  # per item: (verdict, layer, judge_error)
-    for i, d in enumerate(decided):
-        if d is not None:
-            graded[i] = (d[0], d[1], None)
+    graded: list = [None] * len(items)
+    for i, item in enumerate(items):
+        decided = deterministic(item, bool(judge_model))
+        if decided is not None:
+            graded[i] = (decided[0], decided[1], None)
         elif not judge_model:
             graded[i] = ("incorrect", "no_match", None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
-    print(f"calibrate: {len(items)} labelled answers, {len(items) - len(need_llm)} decided by rules, "
-          f"{len(need_llm)} for the judge (judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
     if need_llm:
         client, chooser, pool = LLMClient(cfg), FormatChooser(), Workers(max(1, workers))
         for i in need_llm:
@@ -219,38 +225,81 @@ def calibrate(a: argparse.Namespace) -> int:
                         rubric_for(items[i]))
         for i, res in pool.results(block=True):
             graded[i] = (res["verdict"], "llm", res["judge_error"])
+    return graded
 
+
+def set_report(role: str, path: str, items: list[dict], graded: list[tuple]) -> dict:
+    """One labelled set's rates, per kind and overall, with Wilson intervals and kappa. A failed
+    or unparseable judge call counts as the grader being wrong, whatever the label (the worst
+    case), and is counted apart in judge_failures."""
     failed = [i for i, (v, _, err) in enumerate(graded) if err is not None or v == "unparseable"]
     wrong_way = {"correct": "incorrect", "incorrect": "correct"}
     verdicts = [wrong_way[items[i]["label"]] if i in failed else v for i, (v, _, _) in enumerate(graded)]
-    rates = calibration_rates(items, verdicts)
-    layers: dict = {}
-    for _, layer, _ in graded:
-        layers[layer] = layers.get(layer, 0) + 1
     errors = sum(graded[i][2] is not None for i in failed)
-    report = {
-        "calibration_set": a.calibrate, "calibration_sha256": sha256_file(a.calibrate), "items": len(items),
-        "grader": grader_identity(judge_model),
-        "grading": "rules, then the LLM judge" if judge_model else "rules only",
-        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        **rates,
-        "decided_by": dict(sorted(layers.items())),
+    return {
+        "set": role, "calibration_set": path, "calibration_sha256": sha256_file(path), "items": len(items),
+        **calibration_rates(items, verdicts),
+        "decided_by": dict(sorted(Counter(layer for _, layer, _ in graded).items())),
         "judge_failures": {"unparseable": len(failed) - errors, "judge_errors": errors,
                            "ids": [items[i]["id"] for i in failed]},
         "false_accept_ids": [it["id"] for it, v in zip(items, verdicts) if it["label"] == "incorrect" and v == "correct"],
         "false_reject_ids": [it["id"] for it, v in zip(items, verdicts) if it["label"] == "correct" and v != "correct"],
     }
-    write_json_atomic(out, report)
-    o = rates["overall"]
-    print(f"grader: {judge_model or 'rules only'} (rules {RULES_SHA256[:12]}); {o['n']} answers: false accepts "
-          f"{o['false_accepts']}/{o['known_wrong']} ({rate_text(o['false_accept_rate'])}), false rejects "
-          f"{o['false_rejects']}/{o['known_right']} ({rate_text(o['false_reject_rate'])}), kappa {rate_text(rates['kappa'])}; "
-          f"judge failures (counted as wrong) {len(failed)}, of which {errors} failed calls")
-    for kind, r in rates["by_kind"].items():
+
+
+def rate_with_interval(k: int, n: int, rate: float | None, ci: list | None) -> str:
+    """'k/n (rate, 95% CI low-high)' for people."""
+    if ci is None:
+        return f"{k}/{n} (n/a)"
+    return f"{k}/{n} ({rate_text(rate)}, 95% CI {ci[0]:.3f}-{ci[1]:.3f})"
+
+
+def print_set(report: dict) -> None:
+    """A set's overall rates, then each kind's."""
+    o = report["overall"]
+    tuned = "tuned on" if report["set"] == "tuning" else "never tuned on"
+    print(f"{report['set']} set {report['calibration_set']} ({tuned}), {o['n']} answers: false accepts "
+          f"{rate_with_interval(o['false_accepts'], o['known_wrong'], o['false_accept_rate'], o['false_accept_ci95'])}"
+          f", false rejects "
+          f"{rate_with_interval(o['false_rejects'], o['known_right'], o['false_reject_rate'], o['false_reject_ci95'])}"
+          f", kappa {rate_text(report['kappa'])}; judge failures (counted as wrong) "
+          f"{len(report['judge_failures']['ids'])}, of which {report['judge_failures']['judge_errors']} failed calls")
+    for kind, r in report["by_kind"].items():
         rate, name = ((r["false_accept_rate"], "false accept") if r["known_wrong"]
                       else (r["false_reject_rate"], "false reject"))
         print(f"  {kind:<24} n={r['n']:<4} {name} {rate_text(rate)}")
+
+
+def calibrate(a: argparse.Namespace) -> int:
+    """Grade the tuning set (--calibrate) and the held-out set (--heldout, optional) as main()
+    grades answers, print and write this grader's error rates on each; exit 3 when judge calls
+    failed beyond max_error_rate. The top level of the JSON is the tuning set's (what score.py
+    and report.py read); `heldout` holds the held-out set's, or null."""
+    cfg = load_config(a.config)
+    sets = [("tuning", a.calibrate, load_calibration(a.calibrate))]
+    if a.heldout:
+        sets.append(("heldout", a.heldout, load_calibration(a.heldout)))
+    judge_model = cfg["judge_model"]
+    workers = a.workers if a.workers is not None else cfg["workers"]
+    out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "calibration.json")
+    items = [item for _, _, set_items in sets for item in set_items]
+    print(f"calibrate: {len(items)} labelled answers in {len(sets)} set(s) (judge model: "
+          f"{judge_model or 'none, rules only'})", file=sys.stderr)
+    graded = grade_labelled(items, cfg, workers)
+    reports, start = [], 0
+    for role, path, set_items in sets:
+        reports.append(set_report(role, path, set_items, graded[start:start + len(set_items)]))
+        start += len(set_items)
+    report = {"grader": grader_identity(judge_model),
+              "grading": "rules, then the LLM judge" if judge_model else "rules only",
+              "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              **reports[0], "heldout": reports[1] if len(reports) > 1 else None}
+    write_json_atomic(out, report)
+    print(f"grader: {judge_model or 'rules only'} (rules {RULES_SHA256[:12]})")
+    for r in reports:
+        print_set(r)
     print(f"wrote {out}", file=sys.stderr)
+    errors = sum(g[2] is not None for g in graded)
     if errors and errors / len(items) > cfg["max_error_rate"]:
         print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
@@ -270,8 +319,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="grade only the questions every run file answered, instead of refusing partial files")
     ap.add_argument("--shard", help="I/N: grade only the answers of share I (0-based) of N; merge.py joins them")
     ap.add_argument("--calibrate", metavar="CALIBRATION_JSONL",
-                    help="grade this calibration set and report the grader's error rates, instead of grading runs")
+                    help="grade this labelled set (the tuning set) and report the grader's error rates, instead "
+                         "of grading runs")
+    ap.add_argument("--heldout", metavar="HELDOUT_JSONL",
+                    help="with --calibrate: also grade this held-out labelled set and report its rates apart")
     a = ap.parse_args(argv)
+    if a.heldout and not a.calibrate:
+        ap.error("--heldout needs --calibrate")
     if a.calibrate:
         return calibrate(a)
     if not a.runs or not a.out:

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from grading import RULES_SHA256, exact_match, states_value, token_f1
+from grading import RULES_SHA256, exact_match, locomo_category, states_value, token_f1
 from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, UNANSWERABLE_TYPES, InputError, is_answerable,
                        load_comparison, match_verdicts, read_json, read_verdicts, run_cli, served_model_counts,
                        sha256_file, write_json_atomic)
@@ -206,8 +206,8 @@ def question_row(rec: dict, v: dict | None) -> dict:
         row["evidence_retrieved"] = len(set(rec["evidence"]) & set(rec["retrieved_ids"]))
         row["evidence_in_context"] = len(set(rec["evidence"]) & set(rec["context_ids"]))
     if v is not None:
-        row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer)
-        row["token_f1"] = token_f1(rec["gold_answer"], answer) if answer is not None else 0.0
+        row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer, locomo_category(rec))
+        row["token_f1"] = token_f1(rec["gold_answer"], answer, locomo_category(rec)) if answer is not None else 0.0
         outdated = meta.get("outdated_answers") or []
         if outdated and answer is not None:
             # Stating a replaced value as the answer; naming it beside the current one is history.

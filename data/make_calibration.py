@@ -3,13 +3,23 @@ itself", "Judge calibration"). Real questions and golds from data/dev.jsonl and
 data/cases.jsonl, each with answers of known kinds, labelled by construction:
 
   known right: verbose, paraphrase, number_form (number words, other units), date_format,
-               other_script (Cyrillic transliteration of a name, or a Russian sentence)
+               other_script (Cyrillic transliteration of a name, or a Russian sentence),
+               restated_question (the question turned into a statement around the gold),
+               exact_form (the gold as it is, or after "It's"), abstain_unanswerable (a plain
+               decline on an abstention question)
   known wrong: other_value (another specific value, including the gold extended into a longer
                one: "Postgres 17.3.1"), outdated (meta.outdated_answers), vague (on topic, no
                value), hedge (between the gold and another value), beside_other (the gold named beside
                another value, or as the value left behind), confident_unanswerable and
                guess_unanswerable (a value, or a decline followed by a guess, on an abstention
-               question), abstain_answerable (a decline on an answerable question)
+               question), abstain_answerable (a decline on an answerable question),
+               near_miss_symbol (the gold with a sign that makes it a bound: "79+ days"),
+               wrong_year (a date gold with a year two years off), extra_candidate (the gold
+               listed with another value), question_form (the gold asked back as a question),
+               negation (the gold denied), partial_list (a datastore without its version)
+
+This is the tuning set: the rules were tuned on it. The held-out set (data/heldout.jsonl) was
+written by hand by someone who never read the rules; this script never writes it.
 
 Every answer comes from a fixed template filled with the question's gold, meta or another
 question's gold; nothing is random, so the file is the same bytes on every run.
@@ -223,6 +233,34 @@ DECLINE_RIGHT = {
     "other_script": ("Не знаю.", "Об этом ничего не говорилось.", "Нет информации об этом."),
 }
 GUESS = ("I don't know. Probably {v}.", "Not sure, maybe {v}.", "I don't have that, but it might be {v}.")
+ABSTAIN = ("I don't know.", "Not mentioned in the conversation.", "That was never mentioned.")
+EXACT = ("{g}", "{g}.", "It's {g}.")
+EXTRA = ("{g}, {o}.", "{g} / {o}", "{g} (and {o} as well).")
+ASKED_BACK = ("Is it {g}?", "{g}?", "Could it be {g}")
+DENIED = ("It's not {g}.", "Not {g}.", "Definitely not {g}.")
+# Questions of the bundled data turned into statements around the gold ({g}); {1} is what the
+# question's pattern captured. A question no pattern fits gets no restated answer.
+RESTATED = (
+    (r"What cluster hosts (.+)\?", "The {g} cluster hosts {1}."),
+    (r"Which cluster does (.+) run on\?", "{1} runs on {g}."),
+    (r"What (?:datastore|database) and version does (.+) (?:persist to|use)\?", "{1} uses {g}."),
+    (r"What database does (.+) use, including the version\?", "{1} uses {g}."),
+    (r"Which job or component was behind the (.+) incident\?", "{g} was behind the {1} incident."),
+    (r"Which cluster hosts (.+)\?", "{g} hosts {1}."),
+    (r"Whose service went down in (.+)\?", "{g}'s service went down in {1}."),
+    (r"Who owns (.+)\?", "{g} owns {1}."),
+    (r"How many days ago was (.+) done\?", "{1} was done {g} ago."),
+    (r"How long ago did we finish (.+)\?", "We finished {1} {g} ago."),
+    (r"When does (.+) end\?", "{1} ends on {g}."),
+    (r"What date is (.+) scheduled for\?", "{1} is scheduled for {g}."),
+    (r"On what date can we deploy (.+) again after the freeze\?", "We can deploy {1} again after the freeze on {g}."),
+    (r"When is (.+) lifted\?", "{1} is lifted on {g}."),
+    (r"On which date will (.+) happen\?", "{1} will happen on {g}."),
+    (r"How many days are left until (.+)\?", "There are {g} left until {1}."),
+    (r"Which version of (.+) is live in production\?", "Version {g} of {1} is live in production."),
+    (r"Which (.+) does the user (prefer|want)\?", "The user {2}s {g} as the {1}."),
+    (r"Which programming language does the user want code examples in\?", "The user wants code examples in {g}."),
+)
 
 
 def count_phrase(q: dict, value: str) -> str:
@@ -238,11 +276,27 @@ def plain(q: dict, value: str) -> str:
     return count_phrase(q, value) if q["shape"] == "count" else PARAPHRASE[q["shape"]].format(v=value)
 
 
+def restated(q: dict) -> str | None:
+    """The question turned into a statement around the gold, when a RESTATED pattern fits."""
+    for pattern, template in RESTATED:
+        m = re.fullmatch(pattern, q["question"])
+        if m:
+            text = template.replace("{g}", q["gold_answer"])
+            for i, part in enumerate(m.groups(), 1):
+                text = text.replace(f"{{{i}}}", re.sub(r"^The ", "the ", part))
+            return text[0].upper() + text[1:]
+    return None
+
+
 def answerable_items(q: dict, pools: dict) -> list[tuple[str, str]]:
     gold, kind, key = q["gold_answer"], q["shape"], q["qid"]
     out = [("verbose", variant(("Going by what was said in our conversations, the answer is {v}.",
                                 "{v} — that is what our conversations settled on."), key).format(v=gold)),
-           ("paraphrase", plain(q, gold))]
+           ("paraphrase", plain(q, gold)),
+           ("exact_form", variant(EXACT, key).format(g=gold))]
+    statement = restated(q)
+    if statement:
+        out.append(("restated_question", statement))
     if kind == "count":
         n = int(gold.split()[0])
         out.append(("number_form", f"{number_words(n).capitalize()} days."))
@@ -272,6 +326,18 @@ def answerable_items(q: dict, pools: dict) -> list[tuple[str, str]]:
     out.append(("hedge", variant(("Either {g} or {o}.", "{o}, or possibly {g}."), key).format(g=gold, o=other)))
     out.append(("beside_other", variant(("{o} and {g}.", "They moved off {g} to {o}."), key).format(g=gold, o=other)))
     out.append(("abstain_answerable", variant(DECLINE_WRONG, key)))
+    out.append(("extra_candidate", variant(EXTRA, key).format(g=gold, o=other)))
+    out.append(("question_form", variant(ASKED_BACK, key).format(g=gold)))
+    out.append(("negation", variant(DENIED, key).format(g=gold)))
+    if kind == "version":
+        out.append(("near_miss_symbol", f"{gold}+"))  # "at least", not the version
+        if " " in gold:
+            out.append(("partial_list", gold.split()[0] + "."))  # the datastore without its version
+    elif kind == "count":
+        out.append(("near_miss_symbol", f"{gold.split()[0]}+ days."))
+    elif kind == "date":
+        month, day = gold.split()
+        out.append(("wrong_year", f"{month} {day}, {year_of(gold, q['near']) - 2}."))
     return out
 
 
@@ -287,6 +353,7 @@ def abstention_items(q: dict, pools: dict) -> list[tuple[str, str]]:
     return [("verbose", variant(DECLINE_RIGHT["verbose"], key)),
             ("paraphrase", variant(DECLINE_RIGHT["paraphrase"], key)),
             ("other_script", variant(DECLINE_RIGHT["other_script"], key)),
+            ("abstain_unanswerable", variant(ABSTAIN, key)),
             ("confident_unanswerable", confident),
             ("guess_unanswerable", variant(GUESS, key).format(v=value)),
             ("vague", vague)]

@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
 from grading import (RIGHT_KINDS, WRONG_KINDS, calibration_rates, cohen_kappa, load_calibration,  # noqa: E402
-                     rules_verdict)
+                     rules_verdict, wilson_interval)
 from interface import InputError, read_jsonl  # noqa: E402
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
@@ -28,7 +28,7 @@ def test_calibration_file_is_exactly_what_its_generator_writes():
 
 def test_calibration_set_uses_real_questions_of_every_bundled_type_and_every_kind():
     items = load_calibration(CALIBRATION)
-    assert len(items) >= 150
+    assert len(items) >= 400
     assert {i["type"] for i in items} == BUNDLED_TYPES
     assert {i["kind"] for i in items} == set(RIGHT_KINDS + WRONG_KINDS)
     questions = {q["qid"]: q for name in ("dev.jsonl", "cases.jsonl")
@@ -74,13 +74,25 @@ def test_calibration_rates_match_a_hand_computed_fixture():
     # Per kind: verbose rejects 1 of 2, paraphrase 1 of 1, hedge accepts 1 of 2, outdated 0 of 1.
     # Kappa: agreement on items 1, 5, 6 = 3/6; labels 3 correct / 3 incorrect, verdicts 2 / 4,
     # chance = (3*2 + 3*4) / 36 = 1/2; kappa = (1/2 - 1/2) / (1 - 1/2) = 0.
+    # Wilson 95% intervals: 1 of 3 is [0.0615, 0.7923], 2 of 3 its mirror [0.2077, 0.9385].
     rates = calibration_rates(items, verdicts)
     assert rates["overall"] == {"n": 6, "known_wrong": 3, "known_right": 3, "false_accepts": 1,
                                 "false_rejects": 2, "false_accept_rate": pytest.approx(1 / 3),
-                                "false_reject_rate": pytest.approx(2 / 3)}
+                                "false_reject_rate": pytest.approx(2 / 3),
+                                "false_accept_ci95": pytest.approx([0.0615, 0.7923], abs=1e-4),
+                                "false_reject_ci95": pytest.approx([0.2077, 0.9385], abs=1e-4)}
     by_kind = {k: (r["false_accept_rate"], r["false_reject_rate"]) for k, r in rates["by_kind"].items()}
     assert by_kind == {"verbose": (None, 0.5), "paraphrase": (None, 1.0), "hedge": (0.5, None), "outdated": (0.0, None)}
     assert rates["kappa"] == 0.0
+
+
+def test_wilson_interval_matches_hand_computed_values():
+    # p = 0, n = 10: centre = (z^2 / 20) / (1 + z^2 / 10) = 0.13873, half the same: [0, 0.27754].
+    assert wilson_interval(0, 10) == pytest.approx([0.0, 0.27754], abs=1e-5)
+    # p = 1/2, n = 100: centre 0.5, half = z / (1 + z^2/100) * sqrt(0.0025 + z^2/40000) = 0.09617.
+    assert wilson_interval(50, 100) == pytest.approx([0.40383, 0.59617], abs=1e-5)
+    assert wilson_interval(10, 10) == pytest.approx([0.72246, 1.0], abs=1e-5)
+    assert wilson_interval(0, 0) is None
 
 
 def test_cohen_kappa_matches_hand_computed_values_and_is_none_when_undefined():

@@ -1,53 +1,106 @@
-"""Answer metrics shared with score.py, on the grader's normalization, against hand-computed
-examples: exact match, SQuAD-style token F1, and whether an answer states a given value."""
+"""Answer metrics shared with score.py: exact match and token F1 under the metric normalization
+of the official evaluations, held to the numbers the official code computes on a fixture of
+answers to real LoCoMo questions (tests/official_metrics.py says which files, at which commits,
+and how) and to hand-computed examples; the LoCoMo category of a record; the Porter stemmer
+LoCoMo's F1 runs; and whether an answer states a given value (on the verdict normalization)."""
 from __future__ import annotations
+
+import json
+import math
+import os
 
 import pytest
 
-from grading import exact_match, states_value, token_f1
+from conftest import ROOT, SHARED
+from grading import exact_match, locomo_category, metric_normalize, porter_stem, states_value, token_f1
+from official_metrics import fixture_rows
+from test_importers import shared
+
+FIXTURE = os.path.join(ROOT, "tests", "data", "metric_fixture.jsonl")
 
 
-@pytest.mark.parametrize("gold, answer, expected", [
-    ("Postgres 16", "postgres 16.", True),
-    ("June 22", "22 June", True),               # both are m06 d22
-    ("3 days", "three days", True),
-    ("Мира Окафор", "МИРА ОКАФОР", True),
-    ("Postgres 16", "It is Postgres 16", False),
-    ("Postgres 16", "Postgres 16.1", False),
-    # A sign, a decimal point and a percent sign are part of the number: values that differ
-    # stay apart, and spellings of one value still meet.
-    ("-5", "5", False),
-    ("16%", "16", False),
-    ("1.5", "1/5", False),
-    ("1.5", "15", False),
-    ("1/5", "15", False),
-    ("3.7", "3/7", False),
-    ("1,5", "1 5", False),                      # a decimal comma, as written in Russian
-    ("-5", "\u22125", True),                    # the Unicode minus sign
-    ("16%", "16 %", True),
-    ("Kafka 3.7", "kafka 3.7.", True),
-    ("", "", False),                            # an empty gold matches nothing
+def test_em_and_f1_equal_the_official_evaluations_on_the_fixture():
+    # Numbers written by tests/official_metrics.py from the official code: LoCoMo's
+    # task_eval/evaluation.py (snap-research/locomo, commit 92286325a40764bee61f77824ddb95233b11c4d6)
+    # and SQuAD's evaluate-v2.0.py (rajpurkar/SQuAD-explorer, commit
+    # eee5fdbf62f8613a7812b03419e6b29617b74fd1).
+    with open(shared(os.path.join(SHARED, "locomo", "locomo10.json")), encoding="utf-8") as fh:
+        rows = {(r["sample_id"], r["qa_index"], r["answer_index"]): r for r in fixture_rows(json.load(fh))}
+    with open(FIXTURE, encoding="utf-8") as fh:
+        expected = [json.loads(line) for line in fh]
+    assert len(expected) == 2 * len(rows) and {e["metric"] for e in expected} == {"locomo", "squad"}
+    assert {e["category"] for e in expected if e["metric"] == "locomo"} == {1, 2, 3, 4, 5}
+    differ = []
+    for e in expected:
+        r = rows[(e["sample_id"], e["qa_index"], e["answer_index"])]
+        category = e["category"] if e["metric"] == "locomo" else None
+        em, f1 = exact_match(r["gold"], r["answer"], category), token_f1(r["gold"], r["answer"], category)
+        if em != e["em"] or not math.isclose(f1, e["f1"], abs_tol=1e-12):
+            differ.append((e["metric"], category, r["gold"], r["answer"], (e["em"], e["f1"]), (em, f1)))
+    assert differ == []
+    # The fixture tells the metrics apart: neither all right nor all wrong, with partial F1s.
+    assert 0 < sum(e["em"] for e in expected) < len(expected)
+    assert sum(0 < e["f1"] < 1 for e in expected) > 50
+
+
+@pytest.mark.parametrize("gold, answer, em, f1", [
+    ("The Beatles", "Beatles", True, 1.0),              # articles removed
+    ("Postgres 16", "postgres 16.", True, 1.0),         # case and punctuation
+    # [postgres, 16] vs [it, runs, postgres, 16]: 2 shared, P = 2/4, R = 2/2, F1 = 2/3
+    ("Postgres 16", "It runs Postgres 16", False, 2 / 3),
+    # [mira, okafor] vs [mira, oyelaran]: 1 shared, P = R = 1/2
+    ("Mira Okafor", "Mira Oyelaran", False, 0.5),
+    # multisets: gold {cat: 1, dog: 2}, answer {cat: 2, dog: 1}: 1 + 1 shared, P = R = 2/3
+    ("dog cat dog", "cat dog cat", False, 2 / 3),
+    ("three days", "3 days", False, 0.5),               # SQuAD writes no number one way
+    ("-5", "5", True, 1.0),                             # ... and drops the sign with the punctuation
+    ("Kafka 3.7", "Kafka 3.7.1", False, 0.5),           # [kafka, 37] vs [kafka, 371]
+    ("Мира Окафор", "МИРА ОКАФОР", True, 1.0),
+    ("Postgres 16", "", False, 0.0),
+    ("the", "a", True, 1.0),                            # both empty once articles go: they agree
 ])
-def test_exact_match_is_equality_after_normalization(gold, answer, expected):
-    assert exact_match(gold, answer) is expected
+def test_squad_em_and_f1_match_hand_computed_values(gold, answer, em, f1):
+    assert exact_match(gold, answer) is em
+    assert token_f1(gold, answer) == pytest.approx(f1)
 
 
-@pytest.mark.parametrize("gold, answer, expected", [
-    # gold [postgres, 16], answer [it, runs, postgres, 16]: 2 shared, P = 2/4, R = 2/2, F1 = 2/3
-    ("Postgres 16", "It runs Postgres 16", 2 / 3),
-    # [mira, okafor] vs [mira, oyelaran]: 1 shared, P = R = 1/2, F1 = 1/2
-    ("Mira Okafor", "Mira Oyelaran", 0.5),
-    # multisets: gold {the: 2, cat: 1}, answer {the: 1, cat: 2}: 1 + 1 shared, P = R = 2/3
-    ("the the cat", "the cat cat", 2 / 3),
-    ("three days", "3 days", 1.0),              # the grader's normalization applies
-    # [kafka, 3.7] vs [kafka, 3.7.1]: a version is one word, so 1 shared, P = R = 1/2
-    ("Kafka 3.7", "Kafka 3.7.1", 0.5),
-    ("Postgres 16", "Redis 7", 0.0),
-    ("Postgres 16", "", 0.0),
-    ("", "", 1.0),                              # SQuAD: both empty agree
+def test_locomo_rules_by_category_against_hand_computed_values():
+    # Category 2 and 4: F1 over Porter stems, commas and "and" removed; EM on token sets.
+    assert token_f1("Adoption agencies", "adoption agency", 4) == 1.0    # agenc / agenc
+    assert exact_match("love, faith, and strength", "strength faith love", 4) is True
+    # [7, may, 2023] vs [on, 7, may]: 2 shared, P = 2/3, R = 2/3
+    assert token_f1("7 May 2023", "on 7 May", 2) == pytest.approx(2 / 3)
+    # Category 1: each comma-separated part of the gold takes its best part of the answer,
+    # averaged: beach 1, mountains 1 (mountain), forest 0.
+    assert token_f1("beach, mountains, forest", "mountain, beach", 1) == pytest.approx(2 / 3)
+    # Category 3: the gold up to its first ';'.
+    assert exact_match("Likely no; since this one went badly", "likely no", 3) is True
+    assert token_f1("Likely no; since this one went badly", "likely no", 3) == 1.0
+    # Category 5: the phrases alone, for EM and F1.
+    for answer, score in (("It is not mentioned.", 1.0), ("No information available", 1.0), ("I don't know", 0.0)):
+        assert token_f1("Not mentioned in the conversation", answer, 5) == score
+        assert exact_match("Not mentioned in the conversation", answer, 5) is bool(score)
+    assert metric_normalize("Beach, Mountains and the forest!", locomo=True) == "beach mountains forest"
+
+
+def test_locomo_category_only_for_imported_locomo_questions():
+    assert locomo_category({"type": "multi_hop", "meta": {"source": "locomo", "category": 1}}) == 1
+    assert locomo_category({"type": "multi_hop", "meta": {"source": "longmemeval"}}) is None
+    assert locomo_category({"type": "multi_hop", "meta": {}}) is None
+    assert locomo_category({"type": "multi_hop"}) is None
+
+
+@pytest.mark.parametrize("word, stem", [
+    # Porter (1980)'s own examples, and NLTK's departures that LoCoMo's F1 runs.
+    ("caresses", "caress"), ("ponies", "poni"), ("cats", "cat"), ("feed", "feed"), ("agreed", "agre"),
+    ("plastered", "plaster"), ("motoring", "motor"), ("conflated", "conflat"), ("hopping", "hop"),
+    ("falling", "fall"), ("filing", "file"), ("happy", "happi"), ("relational", "relat"),
+    ("generalization", "gener"), ("electrical", "electr"), ("adjustment", "adjust"), ("controll", "control"),
+    ("ties", "tie"), ("dying", "die"), ("skies", "sky"), ("by", "by"), ("fly", "fli"), ("say", "say"),
+    ("archaeology", "archaeolog"), ("agencies", "agenc"), ("Running", "run"),
 ])
-def test_token_f1_matches_hand_computed_values(gold, answer, expected):
-    assert token_f1(gold, answer) == pytest.approx(expected)
+def test_porter_stem_matches_known_stems(word, stem):
+    assert porter_stem(word) == stem
 
 
 @pytest.mark.parametrize("answer, value, expected", [
@@ -61,6 +114,7 @@ def test_token_f1_matches_hand_computed_values(gold, answer, expected):
     ("It is -5 degrees", "5", False),           # a negative number is another number
     ("16% of users", "16", False),
     ("It is 1.5", "5", False),
+    ("It costs $400", "€400", False),           # another currency
     ("Postgres 16", "", False),
 ])
 def test_states_value_needs_the_whole_value_on_word_boundaries(answer, value, expected):
