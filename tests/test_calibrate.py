@@ -17,6 +17,7 @@ from grading import RULES_SHA256, calibration_rates, deterministic, load_calibra
 from interface import run_cli
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
+HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
 
 
 def calibrate(cfg: str, out, *extra: str) -> tuple[int, dict | None]:
@@ -37,6 +38,7 @@ def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path,
     assert code == 0
     items = load_calibration(CALIBRATION)
     expected = calibration_rates(items, [rules_verdict(i, False) for i in items])
+    assert expected["overall"]["false_accepts"] == 0
     assert {k: report[k] for k in ("overall", "by_kind", "kappa")} == expected
     assert report["grader"] == judge.grader_identity(None) == {"rules_sha256": RULES_SHA256, "judge_model": None,
                                                                "judge_prompt_sha256": None}
@@ -72,8 +74,9 @@ def test_a_judge_that_says_correct_to_everything_is_exposed(tmp_path, fake_llm):
     assert report["grader"] == judge.grader_identity("yes-judge")
     assert report["grader"]["judge_prompt_sha256"] is not None
     (tmp_path / "r").mkdir()
-    assert calibrate(write_config(tmp_path / "r"), tmp_path / "rules.json")[0] == 0
-    assert json.loads((tmp_path / "rules.json").read_text())["overall"]["false_accepts"] == 0
+    assert calibrate(write_config(tmp_path / "r"), tmp_path / "rules.json", "--heldout", HELDOUT)[0] == 0
+    rules = json.loads((tmp_path / "rules.json").read_text())
+    assert rules["overall"]["false_accepts"] == rules["heldout"]["overall"]["false_accepts"] == 0
 
 
 def test_unparseable_judge_output_counts_as_wrong_and_apart(tmp_path, fake_llm):
@@ -128,13 +131,16 @@ def test_each_set_is_reported_apart_with_wilson_intervals(tmp_path, capsys):
 
 
 def test_a_judge_that_says_incorrect_to_everything_accepts_no_wrong_answer_of_either_set(tmp_path, fake_llm):
+    # Every known-wrong answer of the tuning and the held-out set reaches the judge or is
+    # rejected by a rule: none is accepted by a rule the judge cannot overrule.
     fake_llm.judge_always = "incorrect"
-    cfg = write_config(tmp_path, judge_model="no-judge")
-    code, report = calibrate(cfg, tmp_path / "calibration.json", "--heldout", small_heldout(tmp_path))
+    cfg = write_config(tmp_path, judge_model="no-judge", workers=2)
+    code, report = calibrate(cfg, tmp_path / "calibration.json", "--heldout", HELDOUT)
     assert code == 0
     for r in (report, report["heldout"]):
         assert r["overall"]["false_accepts"] == 0 and r["false_accept_ids"] == []
         assert r["decided_by"]["llm"] > 0  # the judge was asked
+        assert set(r["decided_by"]) <= {"exact", "declined", "llm"}
 
 
 @pytest.mark.parametrize("which", ["--calibrate", "--heldout"])
