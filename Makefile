@@ -135,7 +135,8 @@ answers:
 	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
 	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
-	$(PY) judge.py --config $(CONFIG) --calibrate data/calibration.jsonl --out $(RESULTS_DIR)/calibration.json
+	$(PY) judge.py --config $(CONFIG) --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
+		--out $(RESULTS_DIR)/calibration.json
 	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
 		--config $(CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
