@@ -18,7 +18,8 @@ import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
-from interface import QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, is_answerable, read_jsonl, sha256_text
+from interface import QUESTION_TYPES, InputError, is_answerable, read_jsonl, sha256_text
+from interface import UNANSWERABLE_TYPES  # noqa: F401 (read by name into the rules' identity, RULE_TABLES)
 
 # ---------------------------------------------------------------------------------------------
 # Rubrics. The default is the seed guide's; the others restate, in our own words, the rules of
