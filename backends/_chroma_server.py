@@ -24,10 +24,9 @@ import time
 import urllib.error
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)  # also when run as a script: serve.py holds the process handling
+from processes import free_port, stop
 
-from serve import free_port, stop  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HEARTBEAT = "/api/v2/heartbeat"
 

@@ -34,7 +34,7 @@ def chroma_server(tmp_path_factory):
     """A real `chroma run` server on a free loopback port for the whole test session; its port."""
     pytest.importorskip("chromadb", reason="chromadb not installed (pip install -r backends/requirements-chroma.txt)")
     from backends._chroma_server import start
-    from serve import free_port, stop
+    from processes import free_port, stop
     port = free_port()
     proc = start(str(tmp_path_factory.mktemp("chroma-server")), port)
     yield port
