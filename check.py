@@ -2,21 +2,30 @@
 checklist): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers behind it,
 and the same goes to results/checks.json for score.py and the report. Exit 1 on any FAIL.
 
+The run files are held against the dataset (--config, or --manifest) and their verdicts as
+score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
+their --limit or --shard, or --allow-partial, says so), a dataset changed since the runs or the
+verdicts, and verdicts that do not belong to these records are refused (exit 2). The numbers
+the checks judge are metrics.py's, as score.py computes them (every figure over all repeats).
+
 Checks, in order:
-  contract     the run files are one comparison (interface.load_comparison: same model, prompt,
-               top_k, budget, questions), and the verdicts belong to exactly these records
-               (retrieval-only records have no answer and need none: --verdicts is required
-               only when a run answered); per budget, one served model answered every system
-               (WARN naming each model, its answers and systems)
+  contract     the run files hold the fairness contract's fields equal (interface.contract_problems:
+               model, prompt, top_k, budget, ...); per budget, one served model answered every
+               system (WARN naming each model, its answers and systems)
   budget       per system and budget (a sweep's budgets apart): context_tokens never above
                context_token_budget (FAIL naming the file:line and qid), mean and max use; WARN
                when a real system uses less than checks.budget_use_min of the budget on average
                (say so in the report), with the share of records k_limited (k, not the budget,
                bounded the context)
-  controls     `none` at most checks.none_max on every answerable type (else its golds can be
-               guessed: the questions are listed); `oracle` at least checks.oracle_min on every
-               type (its wrong answers listed by type); every real system between the two on
-               answerable questions (above the oracle: audit the evidence labels)
+  controls     what the controls were given: `none` an empty context, `oracle` exactly the gold
+               evidence in order (FAIL naming the file:line otherwise); `none` at most
+               checks.none_max on every answerable type (else its golds can be guessed: the
+               questions are listed); `oracle` at least checks.oracle_min on every type (its wrong
+               answers listed by type); every real system between the two on answerable
+               questions (above the oracle: audit the evidence labels); no real system above the
+               oracle on an answerable type by a paired interval that excludes 0 (FAIL naming the
+               type: a system cannot know more than the evidence unless it leaks), unless
+               checks.above_oracle says why that system may
   determinism  --rerun FILE, a second run of a backend (run.py --retrieval-only is enough): the
                share of questions whose retrieved ids differ, which must be 0 for the controls,
                checks.deterministic_backends and every system whose records say it declares
@@ -42,17 +51,17 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections import defaultdict
 from datetime import datetime, timezone
 
-from grading import RULES_SHA256, fisher_greater
-from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
-                       InputError, is_answerable, items_sha256, load_comparison, load_config, load_dataset,
-                       match_verdicts, read_jsonl, read_verdicts, run_cli, served_model_counts, session_items,
-                       sha256_file, write_json_atomic)
+from grading import fisher_greater
+from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
+                       InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
+                       load_dataset, read_run_files, run_cli, served_model_counts, session_items, sha256_file,
+                       write_json_atomic)
+from metrics import Scoring, mean, pair_verdicts, rate, recall_metrics, system_label
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
@@ -62,13 +71,13 @@ EXIT_CHECK_FAILED = 1
 # given there replaces the whole map (what the config shows is what applies): the types it does
 # not name take its `default`, or the built-in default when it gives none.
 CHECK_DEFAULTS = {
-    # Seed guide 9.1 and score.py: `none` above 0.10 on factual questions means guessable golds.
-    # Preference and open-domain golds come from a handful of plausible options (TOML, YAML or
-    # JSON; world knowledge), so chance alone reaches further there.
+    # Seed guide 9.1: `none` above 0.10 on factual questions means guessable golds. Preference
+    # and open-domain golds come from a handful of plausible options (TOML, YAML or JSON; world
+    # knowledge), so chance alone reaches further there.
     "none_max": {"default": 0.10, "preference": 0.20, "open_domain": 0.20},
-    # Seed guide 9.1 and score.py: the oracle should be high on every type. Temporal and
-    # multi-hop questions need date arithmetic or two turns combined after the evidence is
-    # given, which is the answer model's limit; 0.70 still catches a prompt that cannot do it.
+    # Seed guide 9.1: the oracle should be high on every type. Temporal and multi-hop questions
+    # need date arithmetic or two turns combined after the evidence is given, which is the
+    # answer model's limit; 0.70 still catches a prompt that cannot do it.
     "oracle_min": {"default": 0.80, "temporal": 0.70, "multi_hop": 0.70},
     # Seed 001's checklist (item 2): a system that uses half the budget or less is to be stated.
     "budget_use_min": 0.50,
@@ -80,10 +89,13 @@ CHECK_DEFAULTS = {
     # every system is tested against the rest, several tests at once.
     "unparseable_min": 3,
     "unparseable_p": 0.01,
+    # A system (its backend name) that may score above the oracle, and why (e.g. it is given
+    # world knowledge the evidence lacks by design): its separated types are a WARN, not a FAIL.
+    "above_oracle": {},
 }
 STATUSES = ("PASS", "WARN", "FAIL", "SKIP")
 DETAIL_LINES = 5  # detail lines printed under a check; all of them are in the JSON
-# Fields a verdicts line must have to be checked against its run record.
+
 
 # ---------------------------------------------------------------------------------------------
 # Input
@@ -107,6 +119,11 @@ def check_settings(raw: dict, where: str) -> dict:
                     raise InputError(f"{where}: key '{name}.{qtype}': unknown question type; expected default "
                                      f"or one of {', '.join(QUESTION_TYPES)}")
                 out[key][qtype] = _share(limit, f"{name}.{qtype}", where)
+        elif key == "above_oracle":
+            if not isinstance(value, dict) or not all(isinstance(w, str) and w.strip() for w in value.values()):
+                raise InputError(f"{where}: key '{name}' must map a backend name to the reason it may score above "
+                                 f"the oracle")
+            out[key] = dict(value)
         elif key == "deterministic_backends":
             if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
                 raise InputError(f"{where}: key '{name}' must be a list of backend names")
@@ -129,43 +146,9 @@ def _share(value: object, name: str, where: str) -> float:
     return float(value)
 
 
-def need(rec: dict, fields: tuple, where: str) -> None:
-    """Refuse a record without a field a check reads, naming path:line and the field."""
-    for f in fields:
-        if f not in rec:
-            raise InputError(f"{where}: no field '{f}' (a file run.py did not write, or an older one: "
-                             f"rerun it with --fresh)")
-
-
-def read_runs(paths: list[str], fields: tuple) -> list[tuple[str, int, dict]]:
-    """(path, line, record) of every line of these run files, each with the fields read here."""
-    out = []
-    for path in paths:
-        for lineno, rec in read_jsonl(path):
-            need(rec, fields, f"{path}:{lineno}")
-            out.append((path, lineno, rec))
-    return out
-
-
-def dataset_for(manifest_path: str | None, cfg: dict | None) -> tuple[list[dict], str]:
-    """The dataset the runs were made from: the manifest's (checked against its sha256), else the
-    config's; returns (cases, sha256)."""
-    if manifest_path:
-        try:
-            with open(manifest_path, encoding="utf-8") as fh:
-                manifest = json.load(fh)
-            rel, sha = manifest["dataset"], manifest["dataset_sha256"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise InputError(f"{manifest_path}: not a readable manifest ({type(e).__name__}: {e})") from None
-        # manifest.py writes the dataset path relative to the repository root.
-        path = rel if os.path.isabs(rel) else os.path.join(ROOT, rel)
-        if not os.path.exists(path):
-            raise InputError(f"{manifest_path}: field 'dataset' names {rel}, which does not exist here")
-        if sha256_file(path) != sha:
-            raise InputError(f"{manifest_path}: field 'dataset_sha256' is {sha[:12]}, but {rel} now hashes to "
-                             f"{sha256_file(path)[:12]}: the dataset changed since the manifest was written")
-        return load_dataset(path), sha
-    return load_dataset(cfg["dataset"]), sha256_file(cfg["dataset"])
+def limit_for(settings: dict, key: str, qtype: str) -> float:
+    """A per-type threshold: the type's own, else the map's default."""
+    return settings[key].get(qtype, settings[key]["default"])  # a type not named takes the default
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,103 +165,45 @@ def result(check: str, subject: str | None, status: str, summary: str, numbers: 
 
 def worst(statuses: list[str]) -> str:
     """FAIL over WARN over PASS; SKIP alone when nothing ran."""
-    for s in ("FAIL", "WARN", "PASS"):
-        if s in statuses:
-            return s
-    return "SKIP"
-
-
-def acc(flags: list[bool]) -> float | None:
-    """Share of True; None when there is nothing to count (never NaN)."""
-    return sum(flags) / len(flags) if flags else None
-
-
-def mean(xs: list) -> float | None:
-    """Arithmetic mean; None for an empty list."""
-    return sum(xs) / len(xs) if xs else None
-
-
-def fmt(x: float | None) -> str:
-    """Numbers for people: 3 decimals, n/a when not measurable."""
-    return "n/a" if x is None else f"{x:.3f}"
+    return next((s for s in ("FAIL", "WARN", "PASS") if s in statuses), "SKIP")
 
 
 # ---------------------------------------------------------------------------------------------
 # Contract and budget
 # ---------------------------------------------------------------------------------------------
 
-def check_comparison(paths: list[str]) -> tuple[dict, list | None, str | None]:
-    """load_comparison's verdict on the run files, as a check; returns (result, the records the
-    other checks use or None, why they have none). A partial set is a FAIL whose common
-    questions the other checks still read."""
-    try:
-        comp = load_comparison(paths)
-        n = len({r["backend"] for r in comp.records})
-        return (result("contract", "comparison", "PASS",
-                       f"{len(paths)} file(s), {n} system(s), {comp.questions} questions each: one comparison "
-                       f"(same dataset, answer model, prompt, top_k, tokenizer, seed and budget)",
-                       {"files": len(paths), "systems": n, "questions": comp.questions}),
-                comp.records, None)
-    except InputError as e:
-        refusal = str(e)
-    try:
-        comp = load_comparison(paths, allow_partial=True)
-    except InputError:
-        return (result("contract", "comparison", "FAIL", refusal, {"files": len(paths)}), None,
-                "the run files are not one comparison (see contract/comparison)")
-    items = [{"text": f"{lo['file']}: {lo['backend']} lacks {lo['missing']} question(s) (first {lo['qids'][0]})",
-              **lo} for lo in comp.left_out]
-    return (result("contract", "comparison", "FAIL", refusal, {"files": len(paths), "questions": comp.questions},
-                   items), comp.records, None)
-
-
-def check_verdicts(records: list[dict], verdicts: dict, path: str | None) -> tuple[dict, list | None, str | None]:
-    """The verdicts belong to exactly these records under one grader and this code's rules
-    (what score.py refuses); returns (result, [(record, verdict)] or None, why there are none).
-    A retrieval-only record has no answer and judge.py writes it no verdict (as score.py's
-    pair_verdicts, it is left out): a model-free comparison has nothing to grade."""
-    records = [r for r in records if not r["retrieval_only"]]
-    if not records:
-        why = "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
-        return result("contract", "verdicts", "SKIP", why), None, why
-    m = match_verdicts(records, verdicts, RULES_SHA256)
-    stale = [{"text": f"{path}:{lineno}: {r['backend']} {r['qid']}: graded another question, gold, annotation or "
-                      f"answer than its run record holds", "line": lineno, "backend": r["backend"], "qid": r["qid"]}
-             for lineno, r in m.stale]
-    problems = []
-    if m.missing:
-        problems.append(f"{len(m.missing)} record(s) have no verdict (first: {m.missing[0]['backend']} "
-                        f"{m.missing[0]['qid']}); run judge.py on these runs")
-    if stale:
-        problems.append(f"{len(stale)} verdict(s) graded something else than the record holds now; rerun judge.py")
-    if len(m.graders) > 1:
-        problems.append(f"the verdicts come from {len(m.graders)} different graders; grade all runs together")
-    if m.other_rules:
-        problems.append(f"verdicts graded by another rule set ({', '.join(m.other_rules)}; this code's is "
-                        f"{RULES_SHA256[:12]}); rerun judge.py")
-    numbers = {"records": len(records), "verdicts": len(m.pairs), "missing": len(m.missing), "stale": len(stale),
-               "graders": len(m.graders)}
-    items = [{"text": f"{r['backend']} {r['qid']}: no verdict", "backend": r["backend"], "qid": r["qid"]}
-             for r in m.missing] + stale
+def check_contract(paths: list[str], problems: list[str], comparison) -> dict:
+    """The fairness contract's fields are equal across the run files (the coverage of the
+    dataset was checked on reading: a run lacking questions is refused, or, with
+    --allow-partial, said here)."""
+    c = comparison.coverage
+    numbers = {"files": len(paths), "questions": comparison.questions, **c}
     if problems:
-        return (result("contract", "verdicts", "FAIL", "; ".join(problems), numbers, items), None,
-                "the verdicts do not belong to these runs (see contract/verdicts)")
-    return (result("contract", "verdicts", "PASS", f"{len(m.pairs)} verdicts, one per record, graded by one grader "
-                   f"with this code's rules", numbers), m.pairs, None)
+        return result("contract", "comparison", "FAIL", "these run files are not one comparison (the fairness "
+                      "contract holds these constant; rerun the odd files with one config): " + " | ".join(problems),
+                      numbers)
+    text = (f"{len(paths)} file(s), {c['scored_questions']} of the dataset's {c['dataset_questions']} questions: one "
+            f"comparison (same dataset, answer model, prompt, top_k, tokenizer, seed and budget)")
+    if c["partial"]:
+        items = [{"text": f"{lo['file']}: {lo['backend']} lacks {lo['missing']} question(s) (first {lo['qids'][0]})",
+                  **lo} for lo in comparison.left_out]
+        return result("contract", "comparison", "WARN", text + "; --allow-partial left out the questions some "
+                      "system lacks", numbers, items)
+    return result("contract", "comparison", "PASS", text, numbers)
 
 
-def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
-    """Per budget (one comparison each), the answers of every system file came from one served
-    model: the contract holds the answer model constant, and an endpoint that routed keyword to
-    one model and full_context to another would compare models, not memories. A WARN naming
-    each model, its answers and the systems it served; a SKIP when no answer names one."""
-    served = served_model_counts(r for _, _, r in run_rows)
-    budgets = sorted({r[BUDGET_FIELD] for _, _, r in run_rows})
+def check_served_models(records: list[dict]) -> list[dict]:
+    """Per budget (one comparison each), the answers of every system came from one served model:
+    the contract holds the answer model constant, and an endpoint that routed keyword to one
+    model and full_context to another would compare models, not memories. A WARN naming each
+    model, its answers and the systems it served; a SKIP when no answer names one."""
+    served = served_model_counts(records)
+    budgets = sorted({r[BUDGET_FIELD] for r in records})
     out = []
     for budget in budgets:
         subject = f"served_model@{budget}" if len(budgets) > 1 else "served_model"
         models: dict = defaultdict(dict)  # model -> backend -> answers
-        for backend, counts in served.get(budget, {}).items():
+        for backend, counts in served.get(budget, {}).items():  # a budget with no answer has no entry
             for model, n in counts.items():
                 models[model][backend] = n
         counts = {m: dict(sorted(by.items())) for m, by in sorted(models.items())}
@@ -287,8 +212,8 @@ def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
             out.append(result("contract", subject, "SKIP", "no record names a served model (retrieval-only runs, or "
                               "every answer call failed)", numbers))
             continue
-        text = "; ".join(f"{m}: {sum(by.values())} answers ("
-                         + ", ".join(f"{b} {n}" for b, n in by.items()) + ")" for m, by in counts.items())
+        text = "; ".join(f"{m}: {sum(by.values())} answers (" + ", ".join(f"{b} {n}" for b, n in by.items()) + ")"
+                         for m, by in counts.items())
         if len(models) > 1:
             items = [{"text": f"{m}: {sum(by.values())} answers of " + ", ".join(f"{b} ({n})" for b, n in by.items()),
                       "served_model": m, "answers": by} for m, by in counts.items()]
@@ -298,14 +223,6 @@ def check_served_models(run_rows: list[tuple[str, int, dict]]) -> list[dict]:
         else:
             out.append(result("contract", subject, "PASS", f"one served model: {text}", numbers))
     return out
-
-
-def check_budgets(path: str, rows: list[tuple[int, dict]], settings: dict) -> list[dict]:
-    """One run file's context use, one result per budget: a sweep is one comparison per budget
-    (issue 12), and a mean over its budgets passed a file whose largest budget was 23% used."""
-    budgets = sorted({r[BUDGET_FIELD] for _, r in rows})
-    return [check_budget(path, [(n, r) for n, r in rows if r[BUDGET_FIELD] == b], len(budgets) > 1, settings)
-            for b in budgets]
 
 
 def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings: dict) -> dict:
@@ -320,13 +237,11 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
             for lineno, r in used if r["context_tokens"] > r[BUDGET_FIELD]]
     shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
-    # k_limited is absent from the files of an older run.py: then it is unknown, not 0.
-    known = any("k_limited" in r for _, r in used)
-    limited = sum(r.get("k_limited") is True for _, r in used) if known else None
+    limited = sum(r["k_limited"] is True for _, r in used)
     numbers = {"file": path, "budget": budget, "records": len(rows), "measured": len(used), "over_budget": len(over),
                "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
                "mean_use": mean(shares), "max_use": max(shares) if shares else None,
-               "k_limited": limited, "k_limited_share": limited / len(used) if used and known else None}
+               "k_limited": limited, "k_limited_share": limited / len(used) if used else None}
     if not used:
         return result("budget", subject, "SKIP", f"{path}: no record at budget {budget} has context_tokens (every "
                       f"question failed)", numbers)
@@ -337,8 +252,7 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
     if backend not in CONTROL_NAMES and numbers["mean_use"] < settings["budget_use_min"]:
         why = (f"top_k bounded the context of {limited} of {len(used)} records ({numbers['k_limited_share']:.0%} "
                f"k_limited: every hit returned fit), so this budget measures k, not the budget"
-               if limited else "no record was k_limited: the histories or the hits are short" if known
-               else "the records do not say whether k bounded the context (written by an older run.py)")
+               if limited else "no record was k_limited: the histories or the hits are short")
         return result("budget", subject, "WARN", text + f": below {settings['budget_use_min']:.0%} on average; "
                       f"{why}; state it in the report", numbers)
     return result("budget", subject, "PASS", text, numbers)
@@ -348,143 +262,177 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
 # Controls (seed guide 9.1)
 # ---------------------------------------------------------------------------------------------
 
-def system_labels(pairs: list[tuple[dict, dict]]) -> dict:
-    """(record, verdict) pairs per system: its backend, with the budget when several are compared
-    (repeats are pooled: the same system asked again)."""
-    several = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
-    out: dict = defaultdict(list)
-    for r, v in pairs:
-        out[f"{r['backend']}@{r[BUDGET_FIELD]}" if several else r["backend"]].append((r, v))
+def check_control_contexts(by_file: dict) -> list[dict]:
+    """What the controls were given, record by record: `none` an empty context, `oracle`
+    exactly the gold evidence, in order. A control whose context holds anything else (the
+    evidence for `none`, other turns or the evidence cut by the budget for `oracle`) brackets
+    nothing."""
+    out = []
+    for name, want, what in (("none", lambda r: [], "an empty context"),
+                             ("oracle", lambda r: r["evidence"], "exactly the gold evidence, in order")):
+        files = {path: rows for path, rows in by_file.items() if rows[0][1]["backend"] == name}
+        if not files:
+            continue
+        bad, checked, failed = [], 0, 0
+        for path, rows in files.items():
+            for lineno, r in rows:
+                if r["error"] is not None:
+                    failed += 1
+                    continue
+                checked += 1
+                if r["context_ids"] != want(r):
+                    cut = (name == "oracle" and r["retrieved_ids"] == r["evidence"] and r["context_ids"] is not None
+                           and r["context_ids"] == r["evidence"][:len(r["context_ids"])])
+                    bad.append({"text": f"{path}:{lineno}: {r['qid']}: context {r['context_ids']}, evidence "
+                                        f"{r['evidence']}" + (" (the budget cut the evidence)" if cut else ""),
+                                "file": path, "line": lineno, "qid": r["qid"], "context_ids": r["context_ids"],
+                                "evidence": r["evidence"]})
+        numbers = {"records": checked, "mismatched": len(bad), "failed": failed}
+        if bad:
+            out.append(result("controls", f"{name}_context", "FAIL", f"{len(bad)} of {checked} {name} record(s) were "
+                              f"not given {what}: the control does not bracket the harness", numbers, bad))
+        else:
+            out.append(result("controls", f"{name}_context", "PASS" if checked else "SKIP",
+                              f"{checked} {name} record(s) given {what}" if checked else
+                              f"every {name} record failed", numbers))
     return out
-
-
-def by_type(rows: list[tuple[dict, dict]]) -> dict:
-    """Accuracy and n per question type, from (record, verdict) pairs."""
-    groups: dict = defaultdict(list)
-    for r, v in rows:
-        groups[r["type"]].append(v["verdict"] == "correct")
-    return {t: {"n": len(flags), "accuracy": acc(flags)} for t, flags in sorted(groups.items())}
-
-
-def limit_for(settings: dict, key: str, qtype: str) -> float:
-    """A per-type threshold: the type's own, else the map's default."""
-    return settings[key].get(qtype, settings[key]["default"])  # a type not named takes the default
 
 
 def answer_item(r: dict, v: dict) -> dict:
     """A question and its answer, as a finding."""
-    return {"text": f"{r['type']} {r['qid']}: {r['question']!r} gold {r['gold_answer']!r}, answered {r['answer']!r}",
-            "qid": r["qid"], "type": r["type"], "question": r["question"], "gold_answer": r["gold_answer"],
-            "answer": r["answer"], "by": v["by"]}
+    return {"text": f"{r['type']} {r['qid']}: {r['question']!r} gold {r['gold_answer']!r}, answered {r['answer']!r}"
+                    + (f" (repeat {r['repeat']})" if r["repeat"] else ""),
+            "qid": r["qid"], "repeat": r["repeat"], "type": r["type"], "question": r["question"],
+            "gold_answer": r["gold_answer"], "answer": r["answer"], "by": v["by"]}
 
 
-def check_none(label: str, rows: list[tuple[dict, dict]], settings: dict) -> dict:
+def type_line(types: dict, limits: dict, word: str) -> str:
+    """Accuracy per type with its n and limit."""
+    return ", ".join(f"{t} {rate(x['accuracy'])} (n={x['n']}, {word} {limits[t]:.2f})" for t, x in types.items())
+
+
+def check_none(label: str, system: dict, pairs: list, settings: dict) -> dict:
     """`none` low on every answerable type; the questions it gets right are guessable."""
-    answerable = [(r, v) for r, v in rows if is_answerable(r)]
-    types = by_type(answerable)
-    high = {t: x for t, x in types.items() if x["accuracy"] > limit_for(settings, "none_max", t)}
-    guessed = [answer_item(r, v) for r, v in answerable if v["verdict"] == "correct"]
-    per_type = ", ".join(f"{t} {fmt(x['accuracy'])} (n={x['n']}, max {limit_for(settings, 'none_max', t):.2f})"
-                         for t, x in types.items())
-    numbers = {"by_type": types, "limits": {t: limit_for(settings, "none_max", t) for t in types},
-               "guessable": len(guessed)}
-    if not answerable:
+    types = {t: {"n": x["n"], "accuracy": x["accuracy"]} for t, x in system["by_type"].items() if x["answerable_n"]}
+    limits = {t: limit_for(settings, "none_max", t) for t in types}
+    high = [t for t, x in types.items() if x["accuracy"] > limits[t]]
+    guessed = [answer_item(r, v) for r, v in pairs if v["verdict"] == "correct" and is_answerable(r)]
+    numbers = {"by_type": types, "limits": limits, "guessable": len(guessed)}
+    if not types:
         return result("controls", label, "SKIP", "no answerable question to check", numbers)
     if high:
-        return result("controls", label, "FAIL", f"above its limit on {split(high, types, settings, 'none_max')}; "
-                      f"{len(guessed)} answerable question(s) answered with no memory: their golds can be guessed, "
+        return result("controls", label, "FAIL", f"above its limit on {type_line({t: types[t] for t in high}, limits, 'limit')}"
+                      f"; {len(guessed)} answerable question(s) answered with no memory: their golds can be guessed, "
                       f"rewrite them with arbitrary specifics", numbers, guessed)
     tail = f"; {len(guessed)} answered with no memory, listed" if guessed else ""
-    return result("controls", label, "PASS", per_type + tail, numbers, guessed)
+    return result("controls", label, "PASS", type_line(types, limits, "max") + tail, numbers, guessed)
 
 
-def split(off: dict, types: dict, settings: dict, key: str) -> str:
-    """The types beyond their limit with their numbers, then the others."""
-    bad = ", ".join(f"{t} {fmt(x['accuracy'])} (n={x['n']}, limit {limit_for(settings, key, t):.2f})"
-                    for t, x in off.items())
-    rest = ", ".join(f"{t} {fmt(x['accuracy'])} (n={x['n']})" for t, x in types.items() if t not in off)
-    return bad + (f"; within it: {rest}" if rest else "")
-
-
-def check_oracle(label: str, rows: list[tuple[dict, dict]], settings: dict) -> dict:
+def check_oracle(label: str, system: dict, pairs: list, settings: dict) -> dict:
     """`oracle` high on every type; its wrong answers listed by type."""
-    types = by_type(rows)
-    low = {t: x for t, x in types.items() if x["accuracy"] < limit_for(settings, "oracle_min", t)}
-    wrong = [answer_item(r, v) for r, v in sorted(rows, key=lambda p: (p[0]["type"], p[0]["qid"]))
+    types = {t: {"n": x["n"], "accuracy": x["accuracy"]} for t, x in system["by_type"].items()}
+    limits = {t: limit_for(settings, "oracle_min", t) for t in types}
+    low = [t for t, x in types.items() if x["accuracy"] < limits[t]]
+    wrong = [answer_item(r, v) for r, v in sorted(pairs, key=lambda p: (p[0]["type"], p[0]["qid"], p[0]["repeat"]))
              if v["verdict"] != "correct"]
-    per_type = ", ".join(f"{t} {fmt(x['accuracy'])} (n={x['n']}, min {limit_for(settings, 'oracle_min', t):.2f})"
-                         for t, x in types.items())
-    wrong_by_type = {t: sum(1 for w in wrong if w["type"] == t) for t in types}
-    numbers = {"by_type": types, "limits": {t: limit_for(settings, "oracle_min", t) for t in types},
-               "wrong_by_type": wrong_by_type}
+    numbers = {"by_type": types, "limits": limits, "wrong_by_type": {t: sum(w["type"] == t for w in wrong) for t in types}}
     if low:
-        return result("controls", label, "FAIL", f"below its limit on {split(low, types, settings, 'oracle_min')}. "
-                      f"Given exactly the evidence, the answer model, prompt or grader fails (or the evidence "
-                      f"lists are incomplete): read its {len(wrong)} wrong answers", numbers, wrong)
-    return result("controls", label, "PASS", per_type, numbers, wrong)
+        return result("controls", label, "FAIL", f"below its limit on {type_line({t: types[t] for t in low}, limits, 'limit')}. "
+                      f"Given exactly the evidence, the answer model, prompt or grader fails (or the evidence lists are "
+                      f"incomplete): read its {len(wrong)} wrong answers", numbers, wrong)
+    return result("controls", label, "PASS", type_line(types, limits, "min"), numbers, wrong)
 
 
-def check_order(systems: dict, none: str, oracle: str) -> dict:
+def check_order(scoring: Scoring, budget: int, pairs: dict, sweep: bool) -> dict:
     """Every real system between none and oracle on answerable questions; one above the oracle
     is flagged for an evidence audit with the questions it alone got right."""
-    def answerable(label: str) -> dict:
-        return {r["qid"]: v["verdict"] == "correct" for r, v in systems[label] if is_answerable(r)}
-    lo, hi = answerable(none), answerable(oracle)
-    lo_acc, hi_acc = acc(list(lo.values())), acc(list(hi.values()))
-    numbers = {"none": lo_acc, "oracle": hi_acc, "systems": {}}
-    items, below, above = [], [], []
-    for label in sorted(systems):
-        if label.split("@")[0] in CONTROL_NAMES:
+    at = f"@{budget}" if sweep else ""
+    none, oracle = scoring.control("none", budget), scoring.control("oracle", budget)
+    if none is None or oracle is None:
+        absent = " and no ".join(n for n, label in (("none", none), ("oracle", oracle)) if label is None)
+        return result("controls", f"order{at}", "SKIP", f"no {absent} run: real systems are not placed between the "
+                      f"controls")
+    lo, hi = scoring.systems[none]["accuracy"], scoring.systems[oracle]["accuracy"]
+    oracle_right = {(r["qid"], r["repeat"]) for r, v in pairs[oracle] if v["verdict"] == "correct"}
+    numbers, items = {"none": lo, "oracle": hi, "systems": {}}, []
+    for label in sorted(scoring.labels(budget)):
+        s = scoring.systems[label]
+        if s["backend"] in CONTROL_NAMES or s["accuracy"] is None:
             continue
-        own = answerable(label)
-        a = acc(list(own.values()))
-        numbers["systems"][label] = a
-        if a is None:
-            continue
-        if lo_acc is not None and a < lo_acc:
-            below.append(label)
-            items.append({"text": f"{label} {fmt(a)} is below none {fmt(lo_acc)}: its context misleads the answer "
+        numbers["systems"][label] = a = s["accuracy"]
+        if lo is not None and a < lo:
+            items.append({"text": f"{label} {rate(a)} is below none {rate(lo)}: its context misleads the answer "
                                   f"model, or the harness has a bug", "system": label, "accuracy": a})
-        if hi_acc is not None and a > hi_acc:
-            above.append(label)
-            qids = sorted(q for q, ok in own.items() if ok and not hi.get(q, False))
-            items.append({"text": f"{label} {fmt(a)} is above oracle {fmt(hi_acc)}: audit the evidence labels of "
+        if hi is not None and a > hi:
+            qids = sorted({r["qid"] for r, v in pairs[label] if v["verdict"] == "correct" and is_answerable(r)
+                           and (r["qid"], r["repeat"]) not in oracle_right})
+            items.append({"text": f"{label} {rate(a)} is above oracle {rate(hi)}: audit the evidence labels of "
                                   f"{len(qids)} question(s) it gets right and the oracle does not: {', '.join(qids)}",
                           "system": label, "accuracy": a, "qids": qids})
     if not numbers["systems"]:
-        return result("controls", "order", "SKIP", "no real system among the runs, only controls", numbers)
-    text = (f"answerable accuracy: none {fmt(lo_acc)}, oracle {fmt(hi_acc)}; "
-            + ", ".join(f"{k} {fmt(a)}" for k, a in numbers["systems"].items()))
-    if below or above:
-        return result("controls", "order", "WARN", text, numbers, items)
-    return result("controls", "order", "PASS", text + ": every system between the controls", numbers)
+        return result("controls", f"order{at}", "SKIP", "no real system among the runs, only controls", numbers)
+    text = (f"answerable accuracy: none {rate(lo)}, oracle {rate(hi)}; "
+            + ", ".join(f"{k} {rate(a)}" for k, a in numbers["systems"].items()))
+    if items:
+        return result("controls", f"order{at}", "WARN", text, numbers, items)
+    return result("controls", f"order{at}", "PASS", text + ": every system between the controls", numbers)
 
 
-def check_controls(pairs: list[tuple[dict, dict]] | None, why: str | None, settings: dict) -> list[dict]:
-    """The three control checks, or SKIPs that say why they could not run."""
-    if pairs is None:
+def check_above_oracle(scoring: Scoring, budget: int, sweep: bool, settings: dict) -> dict | None:
+    """No real system above the oracle on an answerable type by a paired interval that excludes
+    0: given exactly the evidence, the oracle knows all a system can, unless the system leaks
+    (its store holds the golds) or checks.above_oracle says why it may."""
+    at = f"@{budget}" if sweep else ""
+    oracle = scoring.control("oracle", budget)
+    if oracle is None:
+        return None
+    items, allowed = [], []
+    for label in sorted(scoring.labels(budget)):
+        s = scoring.systems[label]
+        if s["backend"] in CONTROL_NAMES:
+            continue
+        for t, x in s["by_type"].items():
+            d = scoring.paired(label, oracle, f"type:{t}") if x["answerable_n"] else None
+            if d is None or d["ci_low"] is None or d["ci_low"] <= 0:
+                continue
+            why = settings["above_oracle"].get(s["backend"])  # a system the config does not name may not
+            item = {"text": f"{label} is above the oracle on {t} by {rate(d['difference'], True)} [{rate(d['ci_low'], True)}, "
+                            f"{rate(d['ci_high'], True)}]" + (f": allowed by checks.above_oracle: {why}" if why else ""),
+                    "system": label, "type": t, **d}
+            (allowed if why else items).append(item)
+    numbers = {"oracle": oracle, "above": [i["system"] + " " + i["type"] for i in items + allowed]}
+    if items:
+        return result("controls", f"above_oracle{at}", "FAIL", "a system scores above the oracle on "
+                      + ", ".join(f"{i['type']} ({i['system']})" for i in items) + " by an interval that excludes 0: a "
+                      "system cannot know more than the evidence unless it leaks; check its store for golds and "
+                      "questions, or say why it may in config.yaml checks.above_oracle", numbers, items + allowed)
+    if allowed:
+        return result("controls", f"above_oracle{at}", "WARN", "above the oracle, as config.yaml checks.above_oracle "
+                      "allows: " + "; ".join(i["text"] for i in allowed), numbers, allowed)
+    return result("controls", f"above_oracle{at}", "PASS", "no system scores above the oracle on any answerable type "
+                  "by an interval that excludes 0", numbers)
+
+
+def check_controls(scoring: Scoring | None, pairs: list | None, why: str | None, settings: dict) -> list[dict]:
+    """The control checks on the answers, or SKIPs that say why they could not run."""
+    if scoring is None:
         return [result("controls", name, "SKIP", why) for name in ("none", "oracle", "order")]
-    systems = system_labels(pairs)
+    sweep = len(scoring.budgets) > 1
+    by_label: dict = defaultdict(list)
+    for r, v in pairs:
+        by_label[system_label(r, sweep)].append((r, v))
     out = []
     for name, fn in (("none", check_none), ("oracle", check_oracle)):
-        labels = [k for k in systems if k.split("@")[0] == name]
+        labels = sorted(label for label, s in scoring.systems.items() if s["backend"] == name)
         if not labels:
             out.append(result("controls", name, "SKIP", f"no run of the `{name}` control among --runs: "
                               f"run.py --backend {name}; without it the harness is not checked"))
-        out += [fn(label, systems[label], settings) for label in sorted(labels)]
-    budgets = sorted({k.split("@")[1] for k in systems if "@" in k}) or [None]
-    for b in budgets:
-        none, oracle = ("none", "oracle") if b is None else (f"none@{b}", f"oracle@{b}")
-        absent = [n for n in (none, oracle) if n not in systems]
-        if absent:
-            out.append(result("controls", "order" if b is None else f"order@{b}", "SKIP",
-                              f"no {' and no '.join(absent)} run: real systems are not placed between the controls"))
-            continue
-        sub = {k: v for k, v in systems.items() if b is None or k.endswith(f"@{b}")}
-        r = check_order(sub, none, oracle)
-        if b is not None:
-            r["id"], r["subject"] = f"controls/order@{b}", f"order@{b}"
-        out.append(r)
+        out += [fn(label, scoring.systems[label], by_label[label], settings) for label in labels]
+    for budget in scoring.budgets:
+        out.append(check_order(scoring, budget, by_label, sweep))
+        above = check_above_oracle(scoring, budget, sweep, settings)
+        if above:
+            out.append(above)
     return out
 
 
@@ -492,27 +440,23 @@ def check_controls(pairs: list[tuple[dict, dict]] | None, why: str | None, setti
 # Reruns: determinism (9.2) and indexing lag (9.4)
 # ---------------------------------------------------------------------------------------------
 
-RERUN_FIELDS = ("backend", "backend_version", "repeat", "qid", "evidence", "retrieved_ids", "error",
-                "dataset_sha256", "top_k", "extra_wait_s")
 # What retrieved ids depend on: two runs that differ in one of these are not the same retrieval.
 SAME_RETRIEVAL = ("backend_version", "dataset_sha256", "top_k")
 
 
-def match_rerun(path: str, main: dict, run_paths: set) -> tuple[str, list[tuple[dict, dict]], dict]:
+def match_rerun(path: str, main: dict, run_paths: set, dataset) -> tuple[str, list[tuple[dict, dict]], dict]:
     """A rerun file's records, each with the main run's record of the same backend, repeat and
     question: (backend, [(main, rerun)], counts of what could not be compared)."""
     if os.path.realpath(path) in run_paths:
         raise InputError(f"{path}: is one of the --runs files; a rerun must be a second run, in its own file")
-    rows = read_runs([path], RERUN_FIELDS)
-    if not rows:
-        raise InputError(f"{path}: holds no records")
+    rows = read_run_files([path], dataset)
     backends = {r["backend"] for _, _, r in rows}
     if len(backends) > 1:
         raise InputError(f"{path}: holds {len(backends)} backends ({', '.join(sorted(backends))}); one rerun per file")
     backend = backends.pop()
     pairs, unmatched, failed = [], 0, 0
     for _, lineno, r in rows:
-        m = main.get((backend, r["repeat"], r["qid"]))
+        m = main.get((backend, r["repeat"], r["qid"]))  # a question the main run lacks is counted
         if m is None:
             unmatched += 1
             continue
@@ -544,46 +488,40 @@ def differ(pairs: list[tuple[dict, dict]]) -> tuple[list[dict], int]:
     return out, unmeasured
 
 
-def recall_any(recs: list[dict]) -> float | None:
-    """Share of questions with evidence whose retrieved ids include any of it."""
-    measured = [r for r in recs if r["evidence"] and r["retrieved_ids"] is not None]
-    return acc([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured])
-
-
-def check_rerun(path: str, main: dict, run_paths: set, settings: dict) -> tuple[dict, str, float | None]:
+def check_rerun(path: str, main: dict, run_paths: set, dataset, settings: dict) -> tuple[dict, str, float | None]:
     """The share of questions a second run retrieved differently; (result, backend, rate)."""
-    backend, pairs, counts = match_rerun(path, main, run_paths)
+    backend, pairs, counts = match_rerun(path, main, run_paths, dataset)
     diffs, unmeasured = differ(pairs)
     compared = len(pairs) - unmeasured
-    rate = len(diffs) / compared if compared else None
+    noise = len(diffs) / compared if compared else None
     # A system that declares itself deterministic has its searches reused across repeats by
     # run.py, so its repeats are only honest if its reruns are identical: held to it like the
     # configured list.
-    declared = any(m.get("deterministic") for m, _ in pairs)  # absent in files of an older run.py
+    declared = any(m["deterministic"] for m, _ in pairs)
     must = backend in CONTROL_NAMES or backend in settings["deterministic_backends"] or declared
-    numbers = {"file": path, "compared": compared, "differ": len(diffs), "rate": rate, "must_be_identical": must,
+    numbers = {"file": path, "compared": compared, "differ": len(diffs), "rate": noise, "must_be_identical": must,
                "declares_deterministic": declared, "not_measurable": unmeasured, **counts}
     if compared == 0:
         return (result("determinism", backend, "SKIP", f"{path}: nothing to compare ({unmeasured} without provenance, "
                        f"{counts['failed']} failed in a run)", numbers), backend, None)
-    text = f"{path}: retrieved ids differ on {len(diffs)} of {compared} questions ({rate:.1%})"
+    text = f"{path}: retrieved ids differ on {len(diffs)} of {compared} questions ({noise:.1%})"
     if counts["failed"] or counts["unmatched"]:
         text += f"; not compared: {counts['failed']} failed in a run, {counts['unmatched']} not in the main run"
     if diffs and must:
         why = (" (it declares itself deterministic, so run.py reused its searches across repeats)"
                if declared and backend not in CONTROL_NAMES else "")
         return (result("determinism", backend, "FAIL", text + f"; {backend} must retrieve identically every time"
-                       + why, numbers, diffs), backend, rate)
+                       + why, numbers, diffs), backend, noise)
     if diffs:
         return (result("determinism", backend, "WARN", text + ": its noise rate, report it", numbers, diffs),
-                backend, rate)
-    return result("determinism", backend, "PASS", text, numbers), backend, rate
+                backend, noise)
+    return result("determinism", backend, "PASS", text, numbers), backend, noise
 
 
-def check_lag(path: str, main: dict, run_paths: set, noise: dict) -> dict:
+def check_lag(path: str, main: dict, run_paths: set, dataset, noise: dict) -> dict:
     """A rerun after an extra wait must retrieve what the main run did: if waiting longer
     changes the ids, flush returned before the index was ready."""
-    backend, pairs, counts = match_rerun(path, main, run_paths)
+    backend, pairs, counts = match_rerun(path, main, run_paths, dataset)
     waits = sorted({r["extra_wait_s"] for _, r in pairs})
     if not pairs:
         return result("lag", backend, "SKIP", f"{path}: every question failed in one of the runs", counts)
@@ -592,17 +530,18 @@ def check_lag(path: str, main: dict, run_paths: set, noise: dict) -> dict:
                          f"make it with run.py --extra-wait-s S")
     diffs, unmeasured = differ(pairs)
     compared = len(pairs) - unmeasured
-    before, after = recall_any([m for m, _ in pairs]), recall_any([r for _, r in pairs])
+    before = recall_metrics([m for m, _ in pairs])["recall_any_at_k"]
+    after = recall_metrics([r for _, r in pairs])["recall_any_at_k"]
     numbers = {"file": path, "extra_wait_s": waits, "compared": compared, "differ": len(diffs),
                "recall_any_main": before, "recall_any_after_wait": after, "not_measurable": unmeasured,
-               "rerun_noise_rate": noise.get(backend), **counts}
+               "rerun_noise_rate": noise.get(backend), **counts}  # a backend without a --rerun has no rate
     if compared == 0:
         return result("lag", backend, "SKIP", f"{path}: no provenance to compare", numbers)
     text = (f"{path}: after {', '.join(f'{w:g}' for w in waits)} s more, retrieved ids differ on {len(diffs)} of "
-            f"{compared} questions; recall_any@k {fmt(before)} -> {fmt(after)}")
+            f"{compared} questions; recall_any@k {rate(before)} -> {rate(after)}")
     if diffs:
-        if noise.get(backend):
-            text += f" (its rerun noise rate is {noise[backend]:.1%}: compare)"
+        if numbers["rerun_noise_rate"]:
+            text += f" (its rerun noise rate is {numbers['rerun_noise_rate']:.1%}: compare)"
         return result("lag", backend, "FAIL", text + f": flush does not wait until {backend}'s index is ready, so "
                       f"its results understate it", numbers, diffs)
     return result("lag", backend, "PASS", text, numbers)
@@ -612,16 +551,12 @@ def check_lag(path: str, main: dict, run_paths: set, noise: dict) -> dict:
 # Leakage
 # ---------------------------------------------------------------------------------------------
 
-def check_leakage(path: str, rows: list[tuple[int, dict]], cases: dict, dataset_sha: str) -> dict | None:
+def check_leakage(path: str, rows: list[tuple[int, dict]], cases: dict) -> dict | None:
     """What one run file's system was given to add equals its cases' own turns, case by case;
     None for a control (it adds nothing)."""
     backend = rows[0][1]["backend"]
     if backend in CONTROL_NAMES:  # run.py never loads a backend by a control's name
         return None
-    other = sorted({r["dataset_sha256"][:12] for _, r in rows if r["dataset_sha256"] != dataset_sha})
-    if other:
-        return result("leakage", backend, "SKIP", f"{path}: made from another dataset ({', '.join(other)}) than "
-                      f"the one given ({dataset_sha[:12]}); see contract/comparison", {"file": path})
     bad, seen, unchecked, failed = [], set(), 0, 0
     for lineno, r in rows:
         if r["added_sha256"] is None:
@@ -667,17 +602,24 @@ def case_hashes(cases: list[dict]) -> dict:
 # Judge health (seed guide, section 6)
 # ---------------------------------------------------------------------------------------------
 
+def judged_by_system(pairs: list[tuple[dict, dict]]) -> dict:
+    """The verdicts the LLM judge gave, per system row (repeats together)."""
+    sweep = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
+    out: dict = defaultdict(list)
+    for r, v in sorted(pairs, key=lambda p: system_label(p[0], sweep)):
+        out[system_label(r, sweep)].append((r, v))
+    return out
+
+
 def check_unparseable(pairs: list[tuple[dict, dict]], settings: dict) -> dict:
     """Unparseable verdicts and failed judge calls per system; WARN on a system with clearly
     more unparseable verdicts than the others pooled."""
-    systems = system_labels(pairs)
     counts = {}
-    for label, rows in sorted(systems.items()):
+    for label, rows in judged_by_system(pairs).items():
         judged = [v for _, v in rows if v["by"] == "llm"]
         counts[label] = {"judged": len(judged), "unparseable": sum(v["verdict"] == "unparseable" for v in judged),
                          "judge_errors": sum(v["judge_error"] is not None for v in judged)}
-    total_judged = sum(c["judged"] for c in counts.values())
-    if total_judged == 0:
+    if sum(c["judged"] for c in counts.values()) == 0:
         return result("judge", "unparseable", "SKIP", "no verdict came from an LLM judge (rules-only grading)",
                       {"by_system": counts})
     flagged = []
@@ -685,8 +627,7 @@ def check_unparseable(pairs: list[tuple[dict, dict]], settings: dict) -> dict:
         rest_u = sum(x["unparseable"] for k, x in counts.items() if k != label)
         rest_n = sum(x["judged"] for k, x in counts.items() if k != label)
         if c["unparseable"] >= settings["unparseable_min"] and rest_n:
-            p = fisher_greater(c["unparseable"], c["judged"], rest_u, rest_n)
-            c["p_value"] = p
+            c["p_value"] = p = fisher_greater(c["unparseable"], c["judged"], rest_u, rest_n)
             if p < settings["unparseable_p"]:
                 flagged.append({"text": f"{label}: {c['unparseable']} of {c['judged']} unparseable against "
                                         f"{rest_u} of {rest_n} for the others (one-sided Fisher p={p:.2g}): read "
@@ -705,22 +646,20 @@ def check_unparseable(pairs: list[tuple[dict, dict]], settings: dict) -> dict:
 def check_disagreement(pairs: list[tuple[dict, dict]]) -> dict:
     """Where a rule and the LLM judge both decided an answer, they should agree: a rule decides
     only what is beyond doubt, so a disagreement is a judge error or a rule bug to read."""
-    systems = system_labels(pairs)
     counts, items = {}, []
-    for label, rows in sorted(systems.items()):
+    for label, rows in judged_by_system(pairs).items():
         both = [(r, v) for r, v in rows if v["by"] == "llm" and v["rules_only_verdict"] is not None
                 and v["verdict"] in ("correct", "incorrect")]
         off = [(r, v) for r, v in both if v["verdict"] != v["rules_only_verdict"]]
-        counts[label] = {"both_decided": len(both), "disagree": len(off), "rate": acc([True] * len(off) +
-                                                                                       [False] * (len(both) - len(off)))}
+        counts[label] = {"both_decided": len(both), "disagree": len(off),
+                         "rate": len(off) / len(both) if both else None}
         items += [{"text": f"{label} {r['qid']}: rules {v['rules_only_verdict']}, judge {v['verdict']}: "
                            f"gold {r['gold_answer']!r}, answer {r['answer']!r}", "system": label, "qid": r["qid"],
                    "rules_only_verdict": v["rules_only_verdict"], "verdict": v["verdict"]} for r, v in off]
     if not any(v["by"] == "llm" for _, v in pairs):
         return result("judge", "disagreement", "SKIP", "no verdict came from an LLM judge (rules-only grading)",
                       {"by_system": counts})
-    both = sum(c["both_decided"] for c in counts.values())
-    if both == 0:
+    if sum(c["both_decided"] for c in counts.values()) == 0:
         return result("judge", "disagreement", "SKIP", "no answer was decided by both a rule and the LLM judge",
                       {"by_system": counts})
     text = ", ".join(f"{k} {c['disagree']}/{c['both_decided']}" for k, c in counts.items())
@@ -756,83 +695,73 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/*.jsonl)")
     ap.add_argument("--verdicts", help="results/verdicts.jsonl from judge.py (not needed when every run is "
                                        "retrieval-only)")
+    ap.add_argument("--config", default="config.yaml", help="the `checks:` thresholds, and the dataset unless "
+                                                            "--manifest names it (default config.yaml)")
     ap.add_argument("--manifest", help="results/manifest-RUN.json: names the dataset the runs were made from")
-    ap.add_argument("--config", help="config.yaml: the `checks:` thresholds (and the dataset, without --manifest)")
+    ap.add_argument("--allow-partial", action="store_true",
+                    help="check the questions every system holds, instead of refusing runs that lack some")
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")
     ap.add_argument("--lag", nargs="+", default=[], help="reruns made with run.py --extra-wait-s S (indexing lag)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "checks.json"), help="the results as JSON")
     a = ap.parse_args(argv)
-    if not a.manifest and not a.config:
-        raise InputError("pass --manifest (or --config): the leakage check needs the dataset the runs were made from")
 
-    cfg = load_config(a.config) if a.config else None
-    settings = check_settings(cfg["checks"], a.config) if cfg else check_settings({}, "defaults")
-    cases, dataset_sha = dataset_for(a.manifest, cfg)
-    run_rows = read_runs(a.runs, ("backend", "backend_version", "repeat", "qid", "case_id", "dataset_sha256",
-                                  "context_tokens", BUDGET_FIELD, "added_sha256", "added_items", "error",
-                                  "retrieval_only", "served_model")
-                         + RERUN_FIELDS)
-    answered = next((path for path, _, r in run_rows if not r["retrieval_only"]), None)
-    if answered and not a.verdicts:
-        raise InputError(f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts "
-                         f"results/verdicts.jsonl from judge.py")
-    verdicts = read_verdicts(a.verdicts) if a.verdicts else {}
-
-    results = []
-    # 1. The contract: one comparison, and verdicts that belong to it.
-    comparison, records, why = check_comparison(a.runs)
-    results.append(comparison)
-    pairs = None
-    if records is not None:
-        verdict_check, pairs, why = check_verdicts(records, verdicts, a.verdicts)
-        results.append(verdict_check)
-    results += check_served_models(run_rows)
+    settings = check_settings(load_config(a.config)["checks"], a.config)
+    dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
+    rows = read_run_files(a.runs, dataset)
+    problems = contract_problems(rows)
+    comparison = coverage(rows, dataset, a.allow_partial)
+    pairs, why = None, None
+    if problems:
+        why = "the run files are not one comparison (see contract/comparison)"
+    elif all(r["retrieval_only"] for r in comparison.records):
+        why = "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
+    else:
+        pairs = [(r, v) for r, v in pair_verdicts(comparison.records, a.verdicts) if v is not None]
+    scoring = Scoring(pairs) if pairs else None
     by_file: dict = defaultdict(list)
-    for path, lineno, rec in run_rows:
+    for path, lineno, rec in rows:
         by_file[path].append((lineno, rec))
-    results += [r for path, rows in by_file.items() if rows for r in check_budgets(path, rows, settings)]
-    # 2. The controls bracket the harness.
-    results += check_controls(pairs, why, settings)
+
+    # 1. The contract: one comparison.
+    results = [check_contract(a.runs, problems, comparison)] + check_served_models(comparison.records)
+    for path, file_rows in by_file.items():
+        budgets = sorted({r[BUDGET_FIELD] for _, r in file_rows})
+        results += [check_budget(path, [(n, r) for n, r in file_rows if r[BUDGET_FIELD] == b], len(budgets) > 1,
+                                 settings) for b in budgets]
+    # 2. The controls bracket the harness: what they were given, and what they answered.
+    results += check_control_contexts(by_file)
+    results += check_controls(scoring, pairs, why, settings)
     # 3. Retrieval repeats itself, and waits for the index.
-    main_by_key = {(r["backend"], r["repeat"], r["qid"]): r for _, _, r in run_rows}
+    main_by_key = {(r["backend"], r["repeat"], r["qid"]): r for _, _, r in rows}
     run_paths = {os.path.realpath(p) for p in a.runs}
     noise = {}
     for path in a.rerun:
-        r, backend, rate = check_rerun(path, main_by_key, run_paths, settings)
+        r, backend, noise[backend] = check_rerun(path, main_by_key, run_paths, dataset, settings)
         results.append(r)
-        noise[backend] = rate
     if not a.rerun:
         results.append(result("determinism", None, "SKIP", "no --rerun given: run a backend twice (run.py "
                               "--retrieval-only into runs-check/) to measure it"))
-    results += [check_lag(path, main_by_key, run_paths, noise) for path in a.lag]
+    results += [check_lag(path, main_by_key, run_paths, dataset, noise) for path in a.lag]
     if not a.lag:
         results.append(result("lag", None, "SKIP", "no --lag given: rerun a backend with run.py --extra-wait-s 30 "
                               "to rule out indexing lag"))
     # 4. Nothing but the turns was stored.
-    hashes = case_hashes(cases)
-    for path, rows in by_file.items():
-        unknown = sorted({r["case_id"] for _, r in rows} - set(hashes))
-        if unknown and all(r["dataset_sha256"] == dataset_sha for _, r in rows):
-            raise InputError(f"{path}: case {unknown[0]!r} is not in the dataset")
-        leak = check_leakage(path, rows, hashes, dataset_sha) if rows else None
-        if leak:
-            results.append(leak)
+    hashes = case_hashes(load_dataset(dataset.path))
+    results += [r for path, file_rows in by_file.items() if (r := check_leakage(path, file_rows, hashes))]
     # 5. The judge.
     if pairs is None:
         results += [result("judge", name, "SKIP", why) for name in ("unparseable", "disagreement")]
     else:
         results += [check_unparseable(pairs, settings), check_disagreement(pairs)]
 
-    grader = None
-    if pairs:
-        v = pairs[0][1]
-        grader = {f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}
     summary = {
+        "format": CHECKS_FORMAT,
         "status": worst([r["status"] for r in results]),
         "counts": {s: sum(r["status"] == s for r in results) for s in STATUSES},
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dataset_sha256": dataset_sha,
-        "grader": grader,
+        "dataset_sha256": dataset.sha256,
+        "coverage": comparison.coverage,
+        "grader": {f: pairs[0][1][f] for f in VERDICT_IDENTITY_FIELDS[1:]} if pairs else None,
         "inputs": {"runs": {p: sha256_file(p) for p in a.runs},
                    "verdicts": {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {},
                    "manifest": a.manifest, "config": a.config,

@@ -4,11 +4,12 @@ calls a model.
 
 Usage:
   python interface.py validate data/cases.jsonl [more.jsonl ...]
-  python interface.py check-config config.yaml
+  python -m backends check-config config.yaml     # the config, backend sections included
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterator, Protocol
+from typing import IO, Any, Iterator, Protocol
 
 import yaml
 
@@ -307,21 +308,30 @@ def read_json(path: str, what: str, fields: tuple = ()) -> dict:
     return obj
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write a whole file atomically: a temp file in the same folder, then os.replace. The file
-    gets the usual permissions (mkstemp's temp files are private to their owner)."""
+@contextlib.contextmanager
+def atomic_open(path: str, mode: str = "w") -> Iterator[IO]:
+    """A file written atomically: yields a temp file in the same folder ("w" text in UTF-8, or
+    "wb"), which replaces `path` only when the block ends without an exception. The file gets
+    the permissions open() would give it (mkstemp's temp files are private to their owner), so
+    every output is readable like the others."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
         os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write a whole file, text or bytes, atomically (atomic_open)."""
+    with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as fh:
+        fh.write(data)
 
 
 def check_generated(path: str, text: str, command: str) -> int:
@@ -490,9 +500,10 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
             raise InputError(f"{q_where}: field 'evidence' must be empty for an abstention question "
                              f"(the asked fact is never stated)")
         _optional_meta(q, q_where)
-        if not evidence and is_answerable(q):
+        if not evidence and is_answerable(q) and not no_evidence_reason(q):
             raise InputError(f"{q_where}: field 'evidence' is empty for an answerable {qtype} question; "
-                             f"list the turns that state the answer (the oracle control and recall need them)")
+                             f"list the turns that state the answer (the oracle control and recall need them), "
+                             f"or say in meta.no_evidence why the source gives none")
 
 
 def is_answerable(question: dict) -> bool:
@@ -500,6 +511,15 @@ def is_answerable(question: dict) -> bool:
     LoCoMo adversarial one, and not flagged unanswerable by an importer (meta.abstention)."""
     meta = question.get("meta") or {}  # meta is optional in the contract
     return question["type"] not in UNANSWERABLE_TYPES and not meta.get("abstention")
+
+
+def no_evidence_reason(question: dict) -> str | None:
+    """Why an answerable question names no evidence turn (meta.no_evidence, a sentence an
+    importer writes when its source lists none), or None. Such a question is graded for
+    accuracy; its recall is not defined."""
+    meta = question.get("meta") or {}  # meta is optional in the contract
+    reason = meta.get("no_evidence")  # optional: only importers of such sources write it
+    return reason if isinstance(reason, str) and reason.strip() else None
 
 
 def load_dataset(path: str) -> list[dict]:
@@ -555,13 +575,83 @@ def dataset_counts(cases: list[dict]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Run files (written by run.py, read by judge.py and score.py)
+# Format versions: every record says which format it is
 # ---------------------------------------------------------------------------------------------
 
-# Fields every run record has; a file whose lines lack them is not a run file.
-RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid", "type", "question",
-              "gold_answer", "evidence", "meta", "answer", "prompt_sha256", "retrieved_ids", "context_ids",
-              "context_tokens", "error")
+# The format of each kind of record, in its `format` field. A reader accepts its own version
+# only and names the fix for any other: a file of another format is written again by the stage
+# that wrote it, not read through branches for the fields another writer lacked.
+RUN_FORMAT = "run/1"
+VERDICT_FORMAT = "verdict/1"
+SCORES_FORMAT = "scores/1"
+CHECKS_FORMAT = "checks/1"
+
+
+def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
+    """Refuse a record of another format than `expected` (InputError naming where, the format
+    found and the fix)."""
+    kind = expected.split("/")[0]
+    if "format" not in obj:
+        raise InputError(f"{where}: no field 'format' (every {kind} record of format {expected!r} has one): {fix}")
+    found = obj["format"]
+    if found == expected:
+        return
+    if isinstance(found, str) and found.split("/")[0] != kind:
+        raise InputError(f"{where}: a {found.split('/')[0]} record (format {found!r}), not a {kind} record")
+    raise InputError(f"{where}: a {kind} record of format {found!r}; this code reads format {expected!r} only: {fix}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The dataset a comparison is held against
+# ---------------------------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset as it is on disk now: its file, its sha256 and its validated index (each case's
+    id, cluster and questions: dataset_index)."""
+    path: str
+    sha256: str
+    cases: list
+
+    def qids(self, limit: int | None = None, shard: str | None = None) -> list[str]:
+        """The questions a run with this --limit and --shard makes, in dataset order."""
+        return [q["qid"] for c in select_cases(self.cases, limit, parse_shard(shard)) for q in c["questions"]]
+
+
+def select_cases(cases: list[dict], limit: int | None, shard: tuple[int, int] | None) -> list[dict]:
+    """The cases a run makes: the dataset's first `limit`, then those of one shard."""
+    cases = cases[:limit] if limit else cases
+    return [c for c in cases if shard_of(c, shard[1]) == shard[0]] if shard else cases
+
+
+def dataset_from(config: str | None, manifest: str | None, path: str | None = None) -> Dataset:
+    """The dataset of a comparison: the one the manifest names (at `path` when it moved), which
+    must still hash to what the manifest recorded; else the config's."""
+    if manifest:
+        m = read_json(manifest, "manifest of manifest.py", ("dataset", "dataset_sha256"))
+        # manifest.py writes the dataset relative to the repository
+        found = path or (m["dataset"] if os.path.isabs(m["dataset"]) else os.path.join(ROOT, m["dataset"]))
+        if not os.path.exists(found):
+            raise InputError(f"{manifest}: names the dataset {m['dataset']}, which is not here; pass where it is "
+                             f"now (the file with sha256 {m['dataset_sha256'][:12]})")
+        cases = dataset_index(found)
+        sha = sha256_file(found)
+        if sha != m["dataset_sha256"]:
+            raise InputError(f"{found}: hashes to {sha[:12]}, but {manifest} recorded {m['dataset_sha256'][:12]}: "
+                             f"the dataset changed since the manifest was written; restore it, or make the "
+                             f"comparison again on the dataset as it is (manifest.py, run.py --fresh)")
+        return Dataset(found, sha, cases)
+    found = load_config(config)["dataset"]
+    cases = dataset_index(found)  # first: it names a missing file as the InputError it is
+    return Dataset(found, sha256_file(found), cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# Run files (written by run.py, read by judge.py, check.py, score.py and report.py)
+# ---------------------------------------------------------------------------------------------
 
 # What the fairness contract holds constant across every file of one comparison (seed guide,
 # section 2): run.py records each in every record, its resume check refuses a file that differs
@@ -570,10 +660,17 @@ RUN_FIELDS = ("run_id", "backend", "backend_version", "repeat", "case_id", "qid"
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
                    "answer_max_tokens", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"
-# What makes one run file one run: the system's identity and the contract. run.py's resume
-# check and merge.py's shard check both use it (run.py adds the shard it makes).
-RUN_IDENTITY_FIELDS = ("run_id", "backend", "backend_id", "backend_version", "time_aware",
+# What makes one run file one run: its format, the system's identity and the contract. run.py's
+# resume check and merge.py's shard check both use it (run.py adds the shard it makes).
+RUN_IDENTITY_FIELDS = ("format", "run_id", "backend", "backend_id", "backend_version", "time_aware",
                        "extra_wait_s") + CONTRACT_FIELDS
+# Every field of a run record of RUN_FORMAT: the readers index them without a default.
+RUN_FIELDS = RUN_IDENTITY_FIELDS + (
+    "shard", BUDGET_FIELD, "repeat", "internal_model", "flush_note", "deterministic", "case_id", "cluster", "qid",
+    "type", "question", "asked_at", "gold_answer", "evidence", "meta", "retrieved_ids", "context_ids",
+    "context_tokens", "keyword_ranks", "hits_returned", "hits_kept", "hits_cut", "k_limited", "answer",
+    "served_model", "usage", "finish_reason", "retries", "ingest_s", "flush_s", "added_items", "added_sha256",
+    "internal_usage", "search_ms", "search_calls_in_flight", "cached", "error")
 
 
 def system_key(rec: dict) -> tuple:
@@ -598,91 +695,125 @@ def record_key(rec: dict) -> tuple:
     return (*system_key(rec), rec["qid"])
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """The run records one comparison is scored on, and what --allow-partial left out."""
-    records: list
-    left_out: list  # one entry per system that lacks questions others have: file, backend, count, qids
-    questions: int  # questions every system answered (the ones scored)
-
-
-def load_comparison(paths: list[str], allow_partial: bool = False) -> Comparison:
-    """Read run files and check that together they are one comparison: every file a run file,
-    each answer in one file only, the contract fields equal across files, one set of budgets,
-    and every system holding the same questions. Anything else is an InputError naming each
-    file and the differing field; a system missing questions is refused unless allow_partial,
-    which keeps the questions every system answered and says what was left out."""
-    records: list[dict] = []
-    where: dict = {}    # record key -> "path:line"
-    values: dict = {}   # contract field -> {value -> [paths]}
-    budgets: dict = {}  # path -> set of budgets
+def read_run_files(paths: list[str], dataset: Dataset) -> list[tuple[str, int, dict]]:
+    """(path, line, record) of every line of these run files, in one pass: each a run record of
+    this format, made from the dataset as it is now and holding one of its questions, each
+    answer in one file only. An empty file is refused: its system would leave the comparison
+    without a word."""
+    rows: list = []
+    where: dict = {}  # record key -> "path:line"
+    known = set(dataset.qids())
     for path in paths:
+        before = len(rows)
         for lineno, rec in read_jsonl(path):
-            missing = [f for f in RUN_FIELDS + CONTRACT_FIELDS + (BUDGET_FIELD,) if f not in rec]
+            at = f"{path}:{lineno}"
+            check_format(rec, RUN_FORMAT, at, "rerun run.py with --fresh")
+            missing = [f for f in RUN_FIELDS if f not in rec]
             if missing:
-                hint = " (it looks like a verdicts file)" if "verdict" in rec else ""
-                if not hint and "answer" in rec and "qid" in rec:
-                    hint = " (a run file written before this field was recorded: rerun run.py with --fresh)"
-                raise InputError(f"{path}:{lineno}: not a run record: no field '{missing[0]}'{hint}; "
-                                 f"--runs takes the files run.py writes under runs/")
+                raise InputError(f"{at}: not a run record of format {RUN_FORMAT!r}: no field '{missing[0]}'; --runs "
+                                 f"takes the files run.py writes under runs/")
+            if rec["dataset_sha256"] != dataset.sha256:
+                raise InputError(f"{at}: made from the dataset with sha256 {rec['dataset_sha256'][:12]}; "
+                                 f"{dataset.path} hashes to {dataset.sha256[:12]} now: the dataset changed since this "
+                                 f"run (or this is another dataset's run): rerun it with --fresh")
+            if rec["qid"] not in known:
+                raise InputError(f"{at}: question {rec['qid']!r} is not in the dataset {dataset.path}")
             key = record_key(rec)
             if key in where:
-                raise InputError(f"{path}:{lineno}: backend {rec['backend']!r} question {rec['qid']!r} "
-                                 f"(repeat {rec['repeat']}, budget {rec[BUDGET_FIELD]}) is also in {where[key]}; "
-                                 f"each system's run belongs in one file")
-            where[key] = f"{path}:{lineno}"
-            for f in CONTRACT_FIELDS:
-                values.setdefault(f, {}).setdefault(_hashable(rec[f]), []).append(path)
-            budgets.setdefault(path, set()).add(rec[BUDGET_FIELD])
-            records.append(rec)
-    if not records:
-        raise InputError("the run files hold no records")
-    problems = []
-    for f in CONTRACT_FIELDS:
-        if len(values[f]) > 1:
-            seen = "; ".join(f"{v!r} in {', '.join(sorted(set(ps)))}" for v, ps in values[f].items())
-            problems.append(f"field '{f}' differs: {seen}")
+                raise InputError(f"{at}: backend {rec['backend']!r} question {rec['qid']!r} (repeat {rec['repeat']}, "
+                                 f"budget {rec[BUDGET_FIELD]}) is also in {where[key]}; each system's run belongs in "
+                                 f"one file")
+            where[key] = at
+            rows.append((path, lineno, rec))
+        if len(rows) == before:
+            raise InputError(f"{path}: holds no records, so its system would be missing from the comparison; rerun "
+                             f"run.py for it, or leave the file out of --runs")
+    return rows
+
+
+def contract_problems(rows: list[tuple[str, int, dict]]) -> list[str]:
+    """Where these run records break the fairness contract: a contract field, or the set of
+    budgets, differing between files (each named with its value)."""
+    values: dict = {}   # contract field -> {value -> [paths]}
+    budgets: dict = {}  # path -> set of budgets
+    for path, _, rec in rows:
+        for f in CONTRACT_FIELDS:
+            values.setdefault(f, {}).setdefault(_hashable(rec[f]), set()).add(path)
+        budgets.setdefault(path, set()).add(rec[BUDGET_FIELD])
+    problems = [f"field '{f}' differs: " + "; ".join(f"{v!r} in {', '.join(sorted(ps))}" for v, ps in seen.items())
+                for f, seen in values.items() if len(seen) > 1]
     if len({frozenset(b) for b in budgets.values()}) > 1:
-        seen = "; ".join(f"{sorted(b)} in {p}" for p, b in budgets.items())
-        problems.append(f"field '{BUDGET_FIELD}' differs: {seen}")
-    if problems:
-        raise InputError("these run files are not one comparison (the fairness contract holds these "
-                         "constant; rerun the odd files with one config): " + " | ".join(problems))
-    return _coverage(records, where, allow_partial)
+        problems.append(f"field '{BUDGET_FIELD}' differs: " + "; ".join(f"{sorted(b)} in {p}" for p, b in budgets.items()))
+    return problems
 
 
 def _hashable(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
-def _coverage(records: list[dict], where: dict, allow_partial: bool) -> Comparison:
-    """Every system (and repeat) must hold the same questions, budget by budget."""
-    by_system: dict = {}
-    for rec in records:
-        by_system.setdefault(system_key(rec), set()).add(rec["qid"])
-    by_budget: dict = {}
-    for key, qids in by_system.items():
-        by_budget.setdefault(key[2], []).append((key, qids))
-    common_by_budget = {b: set.intersection(*(q for _, q in groups)) for b, groups in by_budget.items()}
-    left_out = []
-    for budget, groups in by_budget.items():
-        every = set.union(*(q for _, q in groups))
-        for key, qids in groups:
-            lacking = sorted(every - qids)
+@dataclass(frozen=True)
+class Comparison:
+    """The run records one comparison is scored on, what --allow-partial left out, and how much
+    of the dataset they cover."""
+    records: list
+    left_out: list   # one entry per system (and repeat, budget) lacking questions: file, backend, count, qids
+    questions: int   # question records every system holds, over the budgets (the ones scored)
+    coverage: dict   # dataset_questions, planned_questions, scored_questions, limit, shards, partial
+
+
+def load_comparison(paths: list[str], dataset: Dataset, allow_partial: bool = False) -> Comparison:
+    """Read run files (read_run_files) and check that together they are one comparison of the
+    dataset's questions: the contract fields equal across files, and every system holding every
+    question its run planned (the whole dataset, or what its --limit and --shard chose). A
+    system that lacks questions is refused unless allow_partial, which keeps the questions every
+    system holds and says what was left out."""
+    rows = read_run_files(paths, dataset)
+    problems = contract_problems(rows)
+    if problems:
+        raise InputError("these run files are not one comparison (the fairness contract holds these "
+                         "constant; rerun the odd files with one config): " + " | ".join(problems))
+    return coverage(rows, dataset, allow_partial)
+
+
+def coverage(rows: list[tuple[str, int, dict]], dataset: Dataset, allow_partial: bool) -> Comparison:
+    """Every system (and repeat) must hold the questions its run planned, budget by budget: the
+    dataset's, or those of the --limit and --shard its records say. Refused unless allow_partial
+    (InputError naming the file, the system and the first question missing)."""
+    systems: dict = {}  # system key -> {"file", "runs": {(limit, shard)}, "qids"}
+    for path, _, rec in rows:
+        s = systems.setdefault(system_key(rec), {"file": path, "runs": set(), "qids": set()})
+        s["runs"].add((rec["limit"], rec["shard"]))
+        s["qids"].add(rec["qid"])
+    order = dataset.qids()
+    planned = {run: set(dataset.qids(*run)) for s in systems.values() for run in s["runs"]}
+    left_out, common, expected_n = [], {}, 0
+    for budget in sorted({key[2] for key in systems}):
+        group = {key: s for key, s in systems.items() if key[2] == budget}
+        expected = set().union(*(planned[run] for s in group.values() for run in s["runs"]))
+        expected_n = max(expected_n, len(expected))
+        common[budget] = set.intersection(*(s["qids"] for s in group.values()))
+        for key, s in group.items():
+            lacking = [q for q in order if q in expected and q not in s["qids"]]
             if lacking:
-                path = next(w for k, w in where.items() if k[:3] == key).rsplit(":", 1)[0]
-                left_out.append({"file": path, "backend": key[0], "repeat": key[1], "budget": budget,
-                                 "missing": len(lacking), "qids": lacking})
+                left_out.append({"file": s["file"], "backend": key[0], "repeat": key[1], "budget": budget,
+                                 "missing": len(lacking), "planned": len(expected), "qids": lacking})
     if left_out and not allow_partial:
         first = left_out[0]
-        raise InputError(f"{first['file']}: backend {first['backend']!r} holds no record of "
-                         f"{first['missing']} question(s) the other run files answer (first: {first['qids'][0]!r})"
-                         + (f", and {len(left_out) - 1} more file(s) are partial" if len(left_out) > 1 else "")
-                         + "; finish that run (rerun the same run.py command), or pass --allow-partial to "
-                           "score every system on the questions all of them answered")
-    kept = [r for r in records if r["qid"] in common_by_budget[r[BUDGET_FIELD]]]
-    return Comparison(records=kept, left_out=left_out,
-                      questions=sum(len(q) for q in common_by_budget.values()))
+        whose = "the dataset's" if first["planned"] == len(order) else "this run's planned (--limit, --shard)"
+        raise InputError(f"{first['file']}: backend {first['backend']!r} (repeat {first['repeat']}, budget "
+                         f"{first['budget']}) holds {first['planned'] - first['missing']} of {whose} "
+                         f"{first['planned']} questions; {first['missing']} missing (first: {first['qids'][0]!r})"
+                         + (f", and {len(left_out) - 1} more run(s) are partial" if len(left_out) > 1 else "")
+                         + "; finish that run (rerun the same run.py command), or pass --allow-partial to score "
+                           "every system on the questions all of them hold")
+    kept = [rec for _, _, rec in rows if rec["qid"] in common[rec[BUDGET_FIELD]]]
+    runs = {run for s in systems.values() for run in s["runs"]}
+    return Comparison(records=kept, left_out=left_out, questions=sum(len(q) for q in common.values()),
+                      coverage={"dataset_questions": len(order), "planned_questions": expected_n,
+                                "scored_questions": min(len(q) for q in common.values()),
+                                "limit": sorted({lim for lim, _ in runs if lim is not None}),
+                                "shards": sorted({sh for _, sh in runs if sh is not None}),
+                                "partial": bool(left_out)})
 
 
 def verdict_inputs_sha256(rec: dict) -> str:
@@ -702,19 +833,20 @@ def verdict_inputs_sha256(rec: dict) -> str:
 VERDICT_IDENTITY_FIELDS = ("inputs_sha256", "rules_sha256", "judge_model", "judge_prompt_sha256")
 
 
-# Fields every verdicts line has; a line without them was not written by this judge.py.
-VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by", "rules_only_verdict",
-                  "judge_error") + VERDICT_IDENTITY_FIELDS
+# Fields every verdicts line of VERDICT_FORMAT has (judge.py copies more through, for jq).
+VERDICT_FIELDS = ("format", "backend", "repeat", BUDGET_FIELD, "qid", "type", "question", "gold_answer", "answer",
+                  "verdict", "by", "rules_only_verdict", "judge_reason", "judge_error") + VERDICT_IDENTITY_FIELDS
 
 
 def read_verdicts(path: str) -> dict:
     """Verdicts keyed by record_key, with their line; two for one answer is an error."""
     out: dict = {}
     for lineno, v in read_jsonl(path):
+        check_format(v, VERDICT_FORMAT, f"{path}:{lineno}", "rerun judge.py with --fresh")
         missing = [f for f in VERDICT_FIELDS if f not in v]
         if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
-                             f"rerun judge.py")
+            raise InputError(f"{path}:{lineno}: not a verdict of format {VERDICT_FORMAT!r} (no field "
+                             f"'{missing[0]}'); rerun judge.py with --fresh")
         key = record_key(v)
         if key in out:
             raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "
@@ -744,9 +876,10 @@ class VerdictMatch:
             raise InputError(f"{source or 'the verdicts'}: no verdict for {r['backend']!r} question {r['qid']!r} "
                              f"(and {len(self.missing) - 1} more); {rerun}")
         if self.stale:
-            lineno, r = self.stale[0]
+            lineno, r, changed = self.stale[0]
             raise InputError(f"{where(lineno)}: the verdict of {r['backend']!r} question {r['qid']!r} graded another "
-                             f"question, gold, annotation or answer than its run record holds now; {rerun}")
+                             f"{changed} than its run record holds now (the dataset or the run changed since the "
+                             f"verdicts); {rerun}")
         if self.other_rules:
             raise InputError(f"{source or 'the verdicts'}: graded by another rule set (rules_sha256 "
                              f"{', '.join(self.other_rules)}, this code's is {self.rules_sha256[:12]}); {rerun}")
@@ -758,7 +891,8 @@ class VerdictMatch:
 
 def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> VerdictMatch:
     """Pair each record with its verdict (read_verdicts) and find what score.py refuses: a missing
-    verdict, one graded against something else than the record holds now, a mix of graders,
+    verdict, one graded against something else than the record holds now (a gold edited in the
+    dataset since, say), a mix of graders,
     and rules other than the code's (rules_sha256, passed in: grading.py builds on this module)."""
     pairs, missing, stale = [], [], []
     for r in records:
@@ -768,7 +902,9 @@ def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> Ve
             continue
         lineno, v = found
         if v["inputs_sha256"] != verdict_inputs_sha256(r):
-            stale.append((lineno, r))
+            # What changed, as far as the verdict's copies tell (it copies no annotations)
+            changed = [f for f in ("question", "gold_answer", "type", "answer") if v[f] != r[f]]
+            stale.append((lineno, r, " and ".join(changed) or "annotation (meta) or error"))
         pairs.append((r, v))
     graders = sorted({json.dumps({f: v[f] for f in VERDICT_IDENTITY_FIELDS[1:]}) for _, v in pairs})
     other = sorted({v["rules_sha256"][:12] for _, v in pairs if v["rules_sha256"] != rules_sha256})
@@ -895,17 +1031,7 @@ def _main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     v = sub.add_parser("validate", help="validate dataset files and print their counts")
     v.add_argument("paths", nargs="+")
-    c = sub.add_parser("check-config", help="validate a config file")
-    c.add_argument("path")
     a = ap.parse_args(argv)
-    if a.command == "check-config":
-        cfg = load_config(a.path)
-        from backends import check_section  # backends build on this module; imported when used
-        for name in cfg["backends"]:
-            check_section(name, cfg)
-        print(f"{a.path}: ok (run_id {cfg['run_id']}, dataset {os.path.relpath(cfg['dataset'])}, "
-              f"backend sections {', '.join(cfg['backends']) or 'none'})")
-        return EXIT_OK
     for path in a.paths:
         counts = dataset_counts(load_dataset(path))
         types = ", ".join(f"{t} {n}" for t, n in counts["questions_by_type"].items())

@@ -54,11 +54,9 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDEN
                        Progress, dumps, load_comparison, load_config, parse_shard, read_resumable, record_key,
                        run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
                        write_json_atomic)
+from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 
-# Fields a verdicts line must have to be resumed from; an older judge.py's file lacks some.
-VERDICT_FIELDS = ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "judge_reason",
-                  "judge_error") + VERDICT_IDENTITY_FIELDS
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
 # A format the server never accepted is given up for every request after this many different
@@ -112,6 +110,7 @@ def load_verdicts(path: str, records: list[dict], grader: dict) -> tuple[dict, i
     done: dict = {}
     others: list[str] = []
     for lineno, v, line in rows:
+        check_format(v, VERDICT_FORMAT, f"{path}:{lineno}", "use --fresh to regrade everything")
         missing = [f for f in VERDICT_FIELDS if f not in v]
         if missing:
             raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
@@ -166,7 +165,8 @@ def ask_judge(client: LLMClient, chooser: FormatChooser, judge_model: str, max_t
 
 def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
     """The fields every verdict carries: what was graded, and by whom (copied through for jq)."""
-    return {"run_id": rec["run_id"], "backend": rec["backend"], "backend_version": rec["backend_version"],
+    return {"format": VERDICT_FORMAT, "run_id": rec["run_id"], "backend": rec["backend"],
+            "backend_version": rec["backend_version"],
             "repeat": rec["repeat"], BUDGET_FIELD: rec[BUDGET_FIELD], "case_id": rec["case_id"], "qid": rec["qid"],
             "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
             "answer": rec["answer"], **identity, "grader": grader_name, "rubric": rubric_for(rec),
@@ -309,7 +309,9 @@ def calibrate(a: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True)
+    ap.add_argument("--config", default="config.yaml", help="the judge's settings, and the dataset the runs are held "
+                                                            "against unless --manifest names it (default config.yaml)")
+    ap.add_argument("--manifest", help="a manifest-RUN.json: the dataset the runs are held against")
     ap.add_argument("--runs", nargs="+", help="run files written by run.py")
     ap.add_argument("--out", help="results/verdicts.jsonl (resumable); with --calibrate, the rates as JSON "
                                   "(default results/calibration.json)")
@@ -336,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     workers = a.workers if a.workers is not None else cfg["workers"]
     # A retrieval-only record has no answer to grade (run.py --retrieval-only); score.py shows
     # its retrieval columns and says accuracy was not measured.
-    records = [r for r in load_comparison(a.runs, a.allow_partial).records if not r["retrieval_only"]
+    dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
+    records = [r for r in load_comparison(a.runs, dataset, a.allow_partial).records if not r["retrieval_only"]
                and (shard is None or shard_of(r, shard[1]) == shard[0])]
     judge_model = cfg["judge_model"]
     grader = grader_identity(judge_model)

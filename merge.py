@@ -4,9 +4,10 @@ into the file a single machine would have written.
 A run is merged only when every shard has the same run identity and the same N, and every
 question of the dataset (every budget and repeat the shards made) is present exactly once; the merged file is in dataset order with `shard` cleared, so it equals a single-machine
 run record for record (timing fields aside) and can be resumed or extended like one. The
-records must come from the config's dataset (its sha256). Verdict shards are merged only when
-every answer of the merged run files (--runs) has exactly one verdict, graded against what the
-record holds now, by one grader: what score.py would refuse, merge.py refuses first.
+records must come from the config's dataset as it is now (its sha256). Verdict shards are
+merged only when every answer of the merged run files (--runs, held against the config's
+dataset as score.py holds them) has exactly one verdict, graded against what the record holds
+now, by one grader: what score.py would refuse, merge.py refuses first.
 
 Usage:
   python merge.py --config config.yaml --out runs/keyword.jsonl runs/shards/keyword.*.jsonl
@@ -19,9 +20,10 @@ import os
 import sys
 
 from grading import RULES_SHA256
-from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, InputError, dataset_index, dumps, load_comparison,
-                       load_config, match_verdicts, parse_shard, read_jsonl, read_verdicts, record_key, run_cli,
-                       sha256_file, write_atomic)
+from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, Dataset, InputError, dataset_from, dumps,
+                       load_comparison, match_verdicts, parse_shard, read_jsonl, read_verdicts, record_key, run_cli,
+                       write_atomic)
+
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
     """(path, line, record) of every record of every shard file."""
@@ -31,7 +33,7 @@ def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
     return rows
 
 
-def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
+def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
     """The records of one run from its shard files, checked complete, in dataset order."""
     rows = read_shards(paths)
     first_path, first_line, first = rows[0]
@@ -49,23 +51,20 @@ def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
         shards.setdefault(shard[1], set()).add(shard[0])
     if len(shards) != 1:
         raise InputError(f"the files mix shard counts {sorted(shards)}: merge the shards of one --shard I/N split")
-    if sha256_file(cfg["dataset"]) != first["dataset_sha256"]:
+    if dataset.sha256 != first["dataset_sha256"]:
         raise InputError(f"{first_path}:{first_line}: these shards ran on another dataset (dataset_sha256 "
-                         f"{first['dataset_sha256'][:12]}) than the config's {cfg['dataset']}; merge with the "
-                         f"config they ran with")
+                         f"{first['dataset_sha256'][:12]}) than the config's {dataset.path} as it is now; merge with "
+                         f"the config they ran with")
     # A missing shard shows as missing questions below (a share may hold no case at all, and
     # then its file is empty: present or not, it adds nothing).
-    cases = dataset_index(cfg["dataset"])
-    if first["limit"]:
-        cases = cases[:first["limit"]]
-    order = {q["qid"]: i for i, q in enumerate(q for c in cases for q in c["questions"])}
+    order = {qid: i for i, qid in enumerate(dataset.qids(first["limit"]))}
     budgets = sorted({rec[BUDGET_FIELD] for _, _, rec in rows})
     repeats = sorted({rec["repeat"] for _, _, rec in rows})
     seen: dict = {}
     for path, lineno, rec in rows:
         key = (rec["qid"], rec[BUDGET_FIELD], rec["repeat"])
         if rec["qid"] not in order:
-            raise InputError(f"{path}:{lineno}: question {rec['qid']!r} is not in the dataset {cfg['dataset']}")
+            raise InputError(f"{path}:{lineno}: question {rec['qid']!r} is not in the dataset {dataset.path}")
         if key in seen:
             raise InputError(f"{path}:{lineno}: question {rec['qid']!r} (budget {key[1]}, repeat {key[2]}) is also in "
                              f"{seen[key]}: a question must be in exactly one shard")
@@ -80,7 +79,7 @@ def merge_runs(paths: list[str], cfg: dict) -> list[dict]:
     return merged
 
 
-def merge_verdicts(paths: list[str], runs: list[str]) -> list[dict]:
+def merge_verdicts(paths: list[str], runs: list[str], dataset: Dataset) -> list[dict]:
     """The verdicts of one grading from its shard files: each answer of the run files graded
     exactly once, against what its record holds now, by one grader, and nothing else (what
     score.py would refuse in the merged file is refused here, naming the shard)."""
@@ -93,7 +92,7 @@ def merge_verdicts(paths: list[str], runs: list[str]) -> list[dict]:
             seen[key] = (f"{path}:{lineno}", v)
     if not seen:
         raise InputError("the shard files hold no records")
-    graded = [r for r in load_comparison(runs, allow_partial=False).records if not r["retrieval_only"]]
+    graded = [r for r in load_comparison(runs, dataset).records if not r["retrieval_only"]]
     known = {record_key(r) for r in graded}
     for where, v in seen.values():
         if record_key(v) not in known:
@@ -109,22 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("shards", nargs="+", help="the shard files of one run (or of one grading with --verdicts)")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--config", help="config.yaml (its dataset is what a merged run must cover)")
+    ap.add_argument("--config", default="config.yaml", help="its dataset is what a merged run must cover (default "
+                                                            "config.yaml)")
     ap.add_argument("--verdicts", action="store_true", help="the shards are judge.py verdict files")
     ap.add_argument("--runs", nargs="+", help="with --verdicts: the (merged) run files the verdicts grade")
     ap.add_argument("--force", action="store_true", help="overwrite --out")
     a = ap.parse_args(argv)
     if os.path.exists(a.out) and not a.force:
         raise InputError(f"{a.out}: exists; pass --force to overwrite it")
-    if a.verdicts:
-        if not a.runs:
-            raise InputError("--runs is required with --verdicts (every answer of those run files must be graded "
-                             "exactly once)")
-        merged = merge_verdicts(a.shards, a.runs)
-    else:
-        if not a.config:
-            raise InputError("--config is required to merge run shards (its dataset is what they must cover)")
-        merged = merge_runs(a.shards, load_config(a.config))
+    if a.verdicts and not a.runs:
+        raise InputError("--runs is required with --verdicts (every answer of those run files must be graded "
+                         "exactly once)")
+    dataset = dataset_from(a.config, None)
+    merged = merge_verdicts(a.shards, a.runs, dataset) if a.verdicts else merge_runs(a.shards, dataset)
     write_atomic(a.out, "".join(dumps(r) + "\n" for r in merged))
     print(f"wrote {a.out}: {len(merged)} records from {len(a.shards)} shard files", file=sys.stderr)
     return EXIT_OK

@@ -39,32 +39,18 @@ import base64
 import html
 import io
 import json
-import math
 import os
 import sys
-import tempfile
-from collections import Counter, defaultdict
-from decimal import ROUND_HALF_UP, Decimal
+from collections import defaultdict
 from typing import NamedTuple
 
-from interface import (BUDGET_FIELD, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, UNANSWERABLE_TYPES, InputError,
-                       load_comparison, load_dataset, read_json, read_jsonl, read_verdicts, record_key, run_cli,
-                       sha256_file, write_atomic)
+from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, InputError,
+                       check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl, read_verdicts,
+                       record_key, run_cli, sha256_file, write_atomic)
+from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, interval_text, mdd_text,
+                     rate, reading, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-# score.py's defaults: a score command that used them needs no flag to be reproduced.
-DEFAULT_RESAMPLES, DEFAULT_SEED = 10000, 0
-# What each failure cause means (score.py's failure_cause decides them, in this order).
-CAUSE_MEANING = {
-    "error": "the run or the judge call failed",
-    "unparseable": "the judge's output was not a verdict",
-    "judge_disagreement": "the rules and the LLM judge decide differently",
-    "unmeasurable": "no provenance to tell where it went wrong",
-    "retrieval_miss": "at least one evidence turn was never retrieved (whatever became of the others)",
-    "budget_miss": "every evidence turn was retrieved, and at least one was cut by the token budget",
-    "reader_miss": "every evidence turn in the context, and still wrong (for a question without evidence, an "
-                   "unanswerable one: answered instead of declining)",
-}
 # The question explorer of report.html: context lines kept per answer (the budget bounds them
 # anyway), lines shown after the budget cut, and characters kept of a turn's text. They bound
 # the file at LongMemEval scale (500 questions x 10 systems, full_context retrieving every turn).
@@ -72,68 +58,9 @@ CONTEXT_LINES_MAX = 50
 AFTER_CUT_LINES = 5
 TURN_TEXT_MAX = 1200
 PLOT_NAMES = ("accuracy", "budget", "failures")
-# Fields of score.py's JSON this report reads; an older or foreign file lacks some.
-SCORES_FIELDS = ("baseline", "resamples", "seed", "grading", "budgets", "questions_scored", "left_out", "warnings",
-                 "served_models", "systems", "differences", "minimum_detectable_difference", "questions")
-SYSTEM_FIELDS = ("label", "backend", "backend_version", "budget", "internal_model", "flush_note", "time_aware",
-                 "retrieval_only", "n", "accuracy", "accuracy_n", "accuracy_note", "abstention_accuracy",
-                 "abstention_n", "exact_match", "token_f1", "by_type", "failure_causes", "recall_any_at_k",
-                 "recall_all_in_context", "recall_note", "keyword_recall_at_k", "keyword_recall_in_context",
-                 "keyword_recall_note", "staleness", "staleness_note", "contradiction", "contradiction_note",
-                 "write_precision", "write_precision_note", "mean_context_tokens", "search_ms_p95",
-                 "search_contended_share", "errors", "first_error", "repeats", "noise_floor", "noise_floor_note",
-                 "gap_closed", "gap_closed_note", "abstention_exact_match", "abstention_token_f1",
-                 "total_context_tokens", "context_tokens_note", "prompt_tokens", "completion_tokens",
-                 "prompt_tokens_missing", "completion_tokens_missing", "mean_prompt_tokens", "mean_completion_tokens",
-                 "usage_note", "answer_calls", "answer_calls_cached", "answer_requests", "internal_usage",
-                 "internal_usage_note", "ingest_s", "flush_s", "ingest_s_note", "search_ms_p50", "search_ms_max",
-                 "search_ms_note", "store_items_mean", "store_items_max", "store_items_note", "search_contended_note",
-                 "repeat_accuracy", "k_limited_share", "k_limited_note")
 MANIFEST_FIELDS = ("run_id", "created_utc", "git_commit", "git_dirty", "dataset", "dataset_sha256", "dataset_counts",
                    "config", "config_sha256", "answer_model", "judge_model", "top_k", "context_token_budget",
                    "tokenizer", "endpoint", "served_model_info", "backends")
-
-
-# ---------------------------------------------------------------------------------------------
-# Numbers for people
-# ---------------------------------------------------------------------------------------------
-
-def sig3(x: float, signed: bool = False) -> str:
-    """3 significant digits in fixed notation: 0.400, 0.0333, 1.00, 12.3, 1234 (never 1.2e+03)."""
-    if x == 0:
-        return "0.00"
-    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
-    text = f"{x:.{decimals}f}"
-    if float(text) != 0 and len(text.lstrip("-").replace(".", "").lstrip("0")) > 3 and decimals:
-        # 0.9996 rounds up to 1.000: one decimal fewer keeps 3 digits
-        text = f"{x:.{decimals - 1}f}"
-    return ("+" if signed and x > 0 else "") + text
-
-
-def rate(x: float | None, signed: bool = False) -> str:
-    """A rate or share for reading; None is n/a (never 0)."""
-    return "n/a" if x is None else sig3(x, signed)
-
-
-def whole(x: float | None) -> str:
-    """Whole tokens (half up, as people round), with thousands separators."""
-    if x is None:
-        return "n/a"
-    return f"{int(Decimal(repr(x)).quantize(Decimal(1), rounding=ROUND_HALF_UP)):,}"
-
-
-def interval(d: dict | None) -> str:
-    """A paired difference with its 95% interval."""
-    if d is None or d["difference"] is None:
-        return "n/a"
-    if d["ci_low"] is None:
-        return f"{rate(d['difference'], True)} (no interval)"
-    return f"{rate(d['difference'], True)} [{rate(d['ci_low'], True)}, {rate(d['ci_high'], True)}]"
-
-
-def contains_zero(d: dict) -> bool:
-    """Whether a difference's interval includes 0 (the data do not separate the two)."""
-    return d["ci_low"] is not None and d["ci_low"] <= 0 <= d["ci_high"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,74 +271,28 @@ class Footnotes:
 # ---------------------------------------------------------------------------------------------
 
 def read_scores(path: str) -> dict:
-    """score.py's JSON, every system with the fields the tables read."""
-    scores = read_json(path, "scores of score.py --json", SCORES_FIELDS)
-    for i, s in enumerate(scores["systems"]):
-        missing = [f for f in SYSTEM_FIELDS if f not in s]
-        if missing:
-            raise InputError(f"{path}: systems[{i}] has no field '{missing[0]}': written by an older score.py; "
-                             f"rerun score.py")
-    if not scores["systems"]:
-        raise InputError(f"{path}: scores no system")
+    """score.py's JSON, of this code's format."""
+    scores = read_json(path, "scores of score.py --json")
+    check_format(scores, SCORES_FORMAT, path, "rerun score.py")
     return scores
 
 
+def check_inputs(scores: dict, paths: dict) -> None:
+    """The run files and the verdicts are exactly those scores.json was made from (by content):
+    the report shows their answers beside score.py's numbers, never numbers of its own."""
+    if sorted(scores["inputs"]["runs"].values()) != sorted(sha256_file(p) for p in paths["runs"]):
+        raise InputError(f"{paths['scores']}: scores other run files than --runs (their sha256 differ); rerun "
+                         f"score.py on these run files")
+    scored = sorted(scores["inputs"]["verdicts"].values())
+    if scored != ([sha256_file(paths["verdicts"])] if paths["verdicts"] else []):
+        raise InputError(f"{paths['scores']}: scored other verdicts than --verdicts "
+                         f"({', '.join(scores['inputs']['verdicts']) or 'none'}; a verdicts file graded again "
+                         f"since is another): pass the verdicts it scored, or rerun score.py")
+
+
 def verdicts_by_key(path: str) -> dict:
-    """Verdicts keyed by interface.record_key (interface.read_verdicts, without line numbers)."""
+    """Verdicts keyed by interface.record_key (the audit is checked against them)."""
     return {key: v for key, (_, v) in read_verdicts(path).items()}
-
-
-def label_of(scores: dict) -> dict:
-    """(backend, budget) -> the label score.py gave that system's row."""
-    return {(s["backend"], s["budget"]): s["label"] for s in scores["systems"]}
-
-
-def check_inputs(scores: dict, records: list[dict], verdicts: dict | None, manifest: dict, paths: dict) -> None:
-    """The scores, runs, verdicts and manifest describe one comparison: scores.json was made
-    from exactly these records and verdicts, and the manifest from their dataset."""
-    labels = label_of(scores)
-    # A record of a system scores.json does not hold gets no label, and so differs below.
-    have = {(labels.get((r["backend"], r[BUDGET_FIELD])), r["qid"], r[BUDGET_FIELD], r["repeat"]) for r in records}
-    scored = {(q["system"], q["qid"], q["budget"], q["repeat"]) for q in scores["questions"]}
-    if have != scored:
-        odd = sorted(map(str, have ^ scored))[0]
-        raise InputError(f"{paths['scores']}: scores other records than the run files hold (first difference: "
-                         f"{odd}); rerun score.py on these run files")
-    if manifest["dataset_sha256"] != records[0]["dataset_sha256"]:
-        raise InputError(f"{paths['manifest']}: describes dataset sha256 {manifest['dataset_sha256'][:12]}, the run "
-                         f"files were made from {records[0]['dataset_sha256'][:12]}; pass this run's manifest")
-    if verdicts is None:
-        return
-    by_key = {(q["system"], q["qid"], q["budget"], q["repeat"]): q for q in scores["questions"]}
-    for r in records:
-        if r["retrieval_only"]:
-            continue
-        v = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted
-        if v is None:
-            raise InputError(f"{paths['verdicts']}: no verdict for {r['backend']!r} question {r['qid']!r}; "
-                             f"run judge.py, then score.py, on these runs")
-        q = by_key[(labels[(r["backend"], r[BUDGET_FIELD])], r["qid"], r[BUDGET_FIELD], r["repeat"])]
-        if (v["verdict"], v["by"]) != (q["verdict"], q["by"]):
-            raise InputError(f"{paths['scores']}: {r['backend']!r} question {r['qid']!r} is scored "
-                             f"{q['verdict']} (by {q['by']}), the verdicts file says {v['verdict']} (by {v['by']}): "
-                             f"scores.json is older than the verdicts; rerun score.py")
-
-
-def read_dataset(manifest: dict, override: str | None, sha: str, manifest_path: str) -> tuple[list[dict], dict]:
-    """The cases, and (case_id, turn_id) -> (session timestamp, role, text), of the dataset the
-    manifest names (relative to the repository, as manifest.py writes it), checked by sha256."""
-    rel = override or manifest["dataset"]
-    path = rel if os.path.isabs(rel) else os.path.join(ROOT, rel)
-    if not os.path.exists(path):
-        raise InputError(f"{manifest_path}: names the dataset {rel}, which is not here; pass --dataset PATH "
-                         f"(the file with sha256 {sha[:12]})")
-    found = sha256_file(path)
-    if found != sha:
-        raise InputError(f"{path}: hashes to {found[:12]}, the runs were made from {sha[:12]}: the dataset changed "
-                         f"since; pass the original with --dataset")
-    cases = load_dataset(path)
-    return cases, {(c["case_id"], t["turn_id"]): (s["timestamp"], t["role"], t["text"])
-                   for c in cases for s in c["sessions"] for t in s["turns"]}
 
 
 def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
@@ -420,21 +301,8 @@ def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Who is who: rows in report order
+# Who is who: rows in score.py's order (controls, the baseline, the systems)
 # ---------------------------------------------------------------------------------------------
-
-def ordered_systems(scores: dict, manifest: dict) -> list[dict]:
-    """Per budget: the controls (none, oracle, full_context), then the baseline, then the other
-    systems in the order the manifest lists them (the order they were run), then by name."""
-    listed = [b["name"] for b in manifest["backends"]]
-
-    def key(s: dict) -> tuple:
-        control = s["backend"] in CONTROL_NAMES
-        return (s["budget"], 0 if control else 1,
-                CONTROL_NAMES.index(s["backend"]) if control else (0 if s["backend"] == scores["baseline"] else 1),
-                listed.index(s["backend"]) if s["backend"] in listed else len(listed), s["label"])
-    return sorted(scores["systems"], key=key)
-
 
 def is_control(s: dict) -> bool:
     """A control validates the harness; it is not a memory system."""
@@ -457,18 +325,35 @@ def display(s: dict, scores: dict) -> list:
 
 def retrieval_only(scores: dict) -> bool:
     """No answer model was asked (run.py --retrieval-only; the contract holds it equal across files)."""
-    return all(s["retrieval_only"] for s in scores["systems"])
+    return scores["contract"]["retrieval_only"]
+
+
+def served_models(scores: dict) -> list[str]:
+    """Every model the endpoint said answered, over all budgets and systems."""
+    return sorted({m for by in scores["served_models"].values() for counts in by.values() for m in counts})
 
 
 # ---------------------------------------------------------------------------------------------
 # Sections
 # ---------------------------------------------------------------------------------------------
 
-def contract_section(scores: dict, manifest: dict, records: list[dict], checks: dict | None,
-                     checks_current: bool) -> list:
+def coverage_para(scores: dict) -> list:
+    """For the first screen: how much of the dataset was scored, when it is not all of it."""
+    c = scores["coverage"]
+    if c["scored_questions"] == c["dataset_questions"]:
+        return []
+    why = ", ".join(([f"--limit {', '.join(map(str, c['limit']))}"] if c["limit"] else [])
+                    + ([f"--shard {', '.join(c['shards'])}"] if c["shards"] else [])
+                    + (["--allow-partial left out the questions some system lacks"] if c["partial"] else []))
+    return [Para(segs(Strong(f"Partial comparison: {c['scored_questions']} of the dataset's {c['dataset_questions']} "
+                             f"questions"), f" ({why}). These numbers are not comparable to a run on the whole "
+                                            f"dataset."))]
+
+
+def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_current: bool) -> list:
     """What was held constant, in plain words, and every deviation that is present."""
-    first = records[0]
-    served = sorted({r["served_model"] for r in records if r["served_model"] is not None})
+    first = scores["contract"]
+    served = served_models(scores)
     budgets = scores["budgets"]
     counts = manifest["dataset_counts"]
     held = [
@@ -497,57 +382,18 @@ def contract_section(scores: dict, manifest: dict, records: list[dict], checks: 
                        Strong(f"{len(served)} served models answered"), " (see the deviations).")
     blocks: list = [Heading(2, "The fairness contract", "contract"),
                     Para(segs("Held constant for every system:")), Bullets(held)]
-    found = deviations(scores, records, checks if checks_current else None)
+    # score.py's words: each system's disclosures, then its warnings (a served-model change, a
+    # --limit run, a partial comparison), then the checks that failed or warned.
+    found = [ticked(x) for x in disclosures(scores["systems"]) + scores["warnings"]]
+    if checks is not None and checks_current:
+        found += [segs(f"Check {c['status']}: ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
+                  if c["status"] in ("FAIL", "WARN")]
     if found:
         blocks += [Para(segs(Strong("Deviations from the contract"), " (read every number with these in mind):")),
                    Bullets(found)]
     else:
         blocks.append(Para(segs("No deviation from the contract was recorded.")))
     return blocks
-
-
-def deviations(scores: dict, records: list[dict], checks: dict | None) -> list:
-    """Every deviation present in this comparison, one line each (seed guide, section 10)."""
-    out = []
-    unprovenanced: Counter = Counter()
-    answered: Counter = Counter()
-    for r in records:
-        if r["error"] is None and r["backend"] not in CONTROL_NAMES:
-            answered[r["backend"]] += 1
-            unprovenanced[r["backend"]] += r["retrieved_ids"] is None
-    for backend, n in sorted(unprovenanced.items()):
-        if n:
-            out.append(segs(Code(backend), f" returned hits without provenance (source ids) on {n} of "
-                            f"{answered[backend]} questions, so its retrieval recall, staleness and write precision "
-                            f"are n/a there; keyword recall needs no provenance."))
-    seen = set()
-    for s in scores["systems"]:
-        if s["backend"] in seen:
-            continue
-        seen.add(s["backend"])
-        if s["flush_note"]:
-            out.append(segs(Code(s["backend"]), " does not verify that what it stored is searchable: ",
-                            s["flush_note"], " (an unverified assumption)."))
-        if s["internal_model"]:
-            out.append(segs(Code(s["backend"]), " calls a model of its own during ingestion or search: ",
-                            Code(s["internal_model"]), "."))
-        if s["time_aware"]:
-            out.append(segs(Code(s["backend"]), " searched with each question's date as \"now\" (time-aware search), "
-                            "which the other systems did not."))
-    waited = sorted({(r["backend"], r["extra_wait_s"]) for r in records if r["extra_wait_s"]})
-    for backend, wait in waited:
-        out.append(segs(Code(backend), f" waited {wait:g} s more after flush than the others (run.py --extra-wait-s)."))
-    for s in scores["systems"]:
-        if s["errors"]:
-            out.append(segs(Code(s["label"]), f": {s['errors']} of {s['n']} questions failed (run or judge errors) "
-                            f"and count as incorrect; the first: ", Code(s["first_error"] or "?")))
-    # score.py's warnings: a served-model change, a --limit run, a partial comparison.
-    out += [ticked(w) for w in scores["warnings"]]
-    if checks is not None:
-        for c in checks["checks"]:
-            if c["status"] in ("FAIL", "WARN"):
-                out.append(segs(f"Check {c['status']}: ", Code(c["id"]), f": {c['summary']}"))
-    return out
 
 
 # The main table's metric columns: header, scores.json key, the name its footnotes use, format.
@@ -601,7 +447,7 @@ def main_table(scores: dict, order: list[dict], notes: Footnotes) -> Table:
         row.append(str(s["errors"]))
         if not model_free:
             row += [difference_cell(s, scores, diffs, notes),
-                    notes.cell(interval(s["noise_floor"]), s["label"], "noise floor", qualifier(s, "noise_floor"))]
+                    notes.cell(interval_text(s["noise_floor"]), s["label"], "noise floor", qualifier(s, "noise_floor"))]
         rows.append(row)
         classes.append("baseline" if is_baseline(s, scores) else "control" if is_control(s) else "")
     return Table(header, rows, classes, [False] + [True] * (len(header) - 1))
@@ -617,7 +463,7 @@ def difference_cell(s: dict, scores: dict, diffs: dict, notes: Footnotes) -> str
     if d is None or d["difference"] is None:
         return notes.cell("n/a", s["label"], "paired difference", "no graded answerable question shared with the "
                                                                   "baseline")
-    return interval(d) + (" (within the noise floor)" if d["within_noise_floor"] else "")
+    return f"{interval_text(d)} ({reading(d)})"
 
 
 def results_section(scores: dict, order: list[dict], plots: dict) -> list:
@@ -650,16 +496,12 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
                    "correct answer")
     blocks.append(Para(segs(legend + ".")))
     if not retrieval_only(scores):
+        blocks.append(Para(segs("Noise floor: each system's repeat 1 minus its repeat 0, question by question, with "
+                                "its interval (run-to-run variation; run.py --repeat 2). Minimum detectable "
+                                "difference: a property of this sample of questions, not of the runs.")))
         for budget, m in sorted(scores["minimum_detectable_difference"].items(), key=lambda kv: int(kv[0])):
             at = f" at budget {int(budget):,}" if len(scores["budgets"]) > 1 else ""
-            how = {"repeat_half_width": "the half-width of the paired interval of the baseline against its own "
-                                        "repeat, (upper - lower) / 2 of repeat 1 minus repeat 0",
-                   "sd_approximation": "an approximation, for want of a repeat of the baseline: 1.96 x sqrt(2) x the "
-                                       "bootstrap SD of the baseline's accuracy, which ignores the pairing and so errs "
-                                       "on the wide side; run.py --repeat 2 gives the paired value"}[m["method"]]
-            blocks.append(Para(segs(f"Minimum detectable difference{at}: {rate(m['value'])}, the smallest accuracy "
-                                    f"difference this dataset could tell from zero: {how}"
-                                    + (f" ({m['note']})" if m["note"] else "") + ".")))
+            blocks.append(Para(segs(f"Minimum detectable difference{at}: {mdd_text(m)}.")))
     blocks += notes.blocks()
     return blocks
 
@@ -681,21 +523,12 @@ def paired_section(scores: dict, order: list[dict]) -> list:
     rows = []
     for s in compared:
         d = diffs[s["label"]]
-        if d["difference"] is None:
-            words = "not comparable"
-        elif d["within_noise_floor"]:
-            words = "within the noise floor"
-        elif d["ci_low"] is None:
-            words = "no interval (one cluster)"
-        elif contains_zero(d):
-            words = "not separated"
-        else:
-            words = "better" if d["difference"] > 0 else "worse"
-        rows.append([segs(s["label"]), interval(d), interval(d["abstention"]), f"{d['questions']:,}",
-                     f"{d['clusters']:,}", rate(d["noise_floor"]), words])
+        rows.append([segs(s["label"]), interval_text(d), interval_text(d["abstention"]), f"{d['questions']:,}",
+                     f"{d['clusters']:,}", rate(d["noise_floor"]), rate(d["minimum_detectable_difference"]),
+                     reading(d)])
     blocks.append(Table(["system", "Δ accuracy [95% CI]", "Δ abstention", "questions", "clusters",
-                         "noise floor (±)", "reading"], rows, [""] * len(rows),
-                        [False, True, True, True, True, True, False]))
+                         "noise floor (±)", "minimum detectable", "reading"], rows, [""] * len(rows),
+                        [False, True, True, True, True, True, True, False]))
     return blocks
 
 
@@ -715,38 +548,22 @@ def controls_section(scores: dict, order: list[dict], checks: dict | None, curre
     else:
         intro = ("What the controls scored. Whether that is within their limits is check.py's verdict, per question "
                  "type (config.yaml checks.none_max and checks.oracle_min); no checks.json of these runs was given.")
-        for budget in scores["budgets"]:
-            at = f" at budget {budget:,}" if len(scores["budgets"]) > 1 else ""
-            by = {s["backend"]: s for s in order if s["budget"] == budget}
-            none, oracle = by.get("none"), by.get("oracle")
-            for c, what in ((none, "no memory at all"), (oracle, "exactly the gold evidence")):
-                if c is None or c["accuracy"] is None:
-                    continue
-                types = ", ".join(f"{t} {rate(v['accuracy'])} (n={v['n']})" for t, v in c["by_type"].items()
-                                  if t not in UNANSWERABLE_TYPES and v["accuracy"] is not None)
-                lines.append(segs("The ", Code(c["backend"]), f" control ({what}) answers {rate(c['accuracy'])} of "
-                                  f"answerable questions{at}; per type: {types or 'none graded'}."))
-            for s in by.values():
-                if is_control(s) or s["accuracy"] is None:
-                    continue
-                if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
-                    lines.append(segs(Code(s["label"]), f" answers fewer questions ({rate(s['accuracy'])}) than the ",
-                                      Code("none"), " control: its context misleads the answer model."))
-                if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
-                    lines.append(segs(Code(s["label"]), " scores above the ", Code("oracle"), ": audit the evidence "
-                                      "labels of the questions it gets right and the oracle does not."))
+        lines += [ticked(line) for line in control_lines(scores)]
     if not lines:
         lines.append(segs("Neither the ", Code("none"), " nor the ", Code("oracle"), " control is in this comparison: "
                           "nothing checks the instrument's floor and ceiling. Run them (make bench does)."))
     return [Heading(2, "What the controls say", "controls"), Para(segs(intro)), Bullets(lines)]
 
 
-def type_order(present: set) -> list[str]:
-    """Question types as the tables list them: the answerable types in the dataset contract's
-    order, then the unanswerable ones (apart), then any type of an importer's own."""
+def type_order(scores: dict) -> tuple[list[str], set]:
+    """Question types as the tables list them, and those shown apart (no question of the type is
+    answerable): the answerable types in the dataset contract's order, then the apart ones,
+    then any type of an importer's own."""
+    present = {t for s in scores["systems"] for t in s["by_type"]}
+    apart = {t for s in scores["systems"] for t, x in s["by_type"].items() if not x["answerable_n"]}
     known = [t for t in QUESTION_TYPES if t in present]
-    return ([t for t in known if t not in UNANSWERABLE_TYPES] + [t for t in known if t in UNANSWERABLE_TYPES]
-            + sorted(present - set(QUESTION_TYPES)))
+    return ([t for t in known if t not in apart] + [t for t in known if t in apart]
+            + sorted(present - set(QUESTION_TYPES))), apart
 
 
 def row_class(s: dict, scores: dict) -> str:
@@ -767,9 +584,7 @@ TYPE_COLUMNS = (("accuracy", "accuracy", "accuracy", "accuracy_note"), ("EM", "e
 def by_type_section(scores: dict, order: list[dict]) -> list:
     """Accuracy per question type, the unanswerable types apart; then every memory metric per
     type (score.py computes them with the same functions on each type's questions)."""
-    present = {t for s in order for t in s["by_type"]}
-    types = type_order(present)
-    apart = [t for t in types if t in UNANSWERABLE_TYPES]
+    types, apart = type_order(scores)
     blocks: list = [Heading(2, "Per question type", "types")]
     model_free = retrieval_only(scores)
     if model_free:
@@ -778,8 +593,9 @@ def by_type_section(scores: dict, order: list[dict]) -> list:
     else:
         rows = [[display(s, scores)] + [f"{rate(s['by_type'][t]['accuracy'])} ({s['by_type'][t]['n']})"
                                         if t in s["by_type"] else "–" for t in types] for s in order]
-        header = ["system"] + [f"{t} (apart)" if t in UNANSWERABLE_TYPES else t for t in types]
-        blocks += [Para(segs("Accuracy (questions) per type. Unanswerable types (", ", ".join(apart) or "none here",
+        header = ["system"] + [f"{t} (apart)" if t in apart else t for t in types]
+        blocks += [Para(segs("Accuracy (questions) per type, over all repeats. Unanswerable types (",
+                             ", ".join(t for t in types if t in apart) or "none here",
                              ") are apart: a system that always declines gets them right and fails everything else.")),
                    Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
     columns = [c for c in TYPE_COLUMNS if not model_free or c[1] in MODEL_FREE_KEYS]
@@ -790,7 +606,7 @@ def by_type_section(scores: dict, order: list[dict]) -> list:
             if t not in s["by_type"]:
                 continue
             m = s["by_type"][t]
-            row = [display(s, scores), segs(t + (" (apart)" if t in UNANSWERABLE_TYPES else "")), str(m["n"])]
+            row = [display(s, scores), segs(t + (" (apart)" if t in apart else "")), str(m["n"])]
             row += [notes.cell(rate(m[key]), s["label"], name, m[note] if note else None) for _, key, name, note in columns]
             rows.append(row)
             classes.append(row_class(s, scores))
@@ -812,13 +628,14 @@ def type_differences_section(scores: dict, order: list[dict]) -> list:
     compared = [s for s in order if not is_control(s) and not is_baseline(s, scores) and s["label"] in diffs]
     if not compared:
         return []
-    types = type_order({t for s in compared for t in diffs[s["label"]]["by_type"]})
-    rows = [[segs(s["label"])] + [interval(diffs[s["label"]]["by_type"].get(t)) for t in types] for s in compared]
+    types, apart = type_order(scores)
+    types = [t for t in types if any(t in diffs[s["label"]]["by_type"] for s in compared)]
+    rows = [[segs(s["label"])] + [interval_text(diffs[s["label"]]["by_type"].get(t)) for t in types] for s in compared]
     return [Heading(3, "Paired difference per question type", "paired-types"),
             Para(segs("The same paired difference to ", Code(scores["baseline"]), ", per question type (all of the "
                       "type's questions; the unanswerable types are the abstention difference), with its 95% "
                       "cluster-bootstrap interval; no interval when the type's questions sit in a single cluster.")),
-            Table(["system"] + [f"{t} (apart)" if t in UNANSWERABLE_TYPES else t for t in types], rows,
+            Table(["system"] + [f"{t} (apart)" if t in apart else t for t in types], rows,
                   [""] * len(rows), [False] + [True] * len(types))]
 
 
@@ -867,7 +684,7 @@ def failures_section(scores: dict, order: list[dict], plots: dict, html_name: st
             for s in order]
     blocks: list = [Heading(2, "Where the wrong answers came from", "failures"),
                     Para(segs("One cause per wrong answer, the first that applies, in this order: "
-                              + "; ".join(f"{c}: {CAUSE_MEANING.get(c, c)}" for c in causes) + ".")),
+                              + "; ".join(f"{c}: {FAILURE_CAUSES[c]}" for c in causes) + ".")),
                     Table(["system", "wrong"] + causes, rows,
                           ["baseline" if is_baseline(s, scores) else "control" if is_control(s) else "" for s in order],
                           [False] + [True] * (len(causes) + 1))]
@@ -915,7 +732,7 @@ def cost_section(scores: dict, order: list[dict]) -> list:
               "flush s per case", "search ms p50 / p95 / max", "store items per namespace",
               "searches during answer calls"]
     blocks: list = [Heading(2, "Cost and latency", "cost"),
-                    Para(segs("Per system, repeat 0. Tokens are whole; prompt and completion tokens are the endpoint's "
+                    Para(segs("Per system, over all repeats. Tokens are whole; prompt and completion tokens are the endpoint's "
                               "own counts, over the calls that reported one (a call without a count is left out and "
                               "counted in a note, never taken as 0). Internal model: the calls a system makes to a "
                               "model of its own, apart from the answer calls. Search latency is measured at the store "
@@ -941,13 +758,14 @@ def repeats_section(scores: dict, order: list[dict]) -> list:
             continue
         rows.append([display(s, scores), str(s["repeats"]), ", ".join(rate(a) for a in rep["per_repeat"]),
                      rate(rep["mean"]), rate(rep["sd"]), f"{rate(rep['min'])} – {rate(rep['max'])}",
-                     notes.cell(interval(s["noise_floor"]), s["label"], "noise floor", s["noise_floor_note"])])
+                     notes.cell(interval_text(s["noise_floor"]), s["label"], "noise floor", s["noise_floor_note"])])
     header = ["system", "repeats", "accuracy per repeat", "mean", "sd", "min – max", "noise floor: repeat 1 − 0 [95% CI]"]
     blocks: list = [Heading(2, "Repeats and noise floor", "repeats"),
-                    Para(segs("Accuracy on answerable questions in each repeat (run.py --repeat N), and the noise "
-                              "floor: repeat 1 minus repeat 0, question by question, with its cluster-bootstrap "
-                              "interval. A difference between systems no larger than either one's noise floor (the "
-                              "larger end of that interval) is marked as within it.")),
+                    Para(segs("Every other figure of this report is over all repeats; here, accuracy on answerable "
+                              "questions in each repeat (run.py --repeat N), and the noise floor: repeat 1 minus "
+                              "repeat 0, question by question, with its cluster-bootstrap interval. A difference "
+                              "between systems no larger than either one's noise floor (the larger end of that "
+                              "interval) is marked as within it.")),
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
     blocks += notes.blocks("Notes:")
     return blocks
@@ -1073,13 +891,13 @@ def checks_current(checks: dict | None, run_paths: list[str]) -> bool:
     return theirs == sorted(sha256_file(p) for p in run_paths)
 
 
-def facts_section(scores: dict, manifest: dict, records: list[dict], order: list[dict]) -> list:
+def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
     """Counts, model ids, top_k and budget, the systems and their versions."""
     counts = manifest["dataset_counts"]
     types = ", ".join(f"{t} {n}" for t, n in counts["questions_by_type"].items())
-    served = sorted({r["served_model"] for r in records if r["served_model"] is not None})
+    served = served_models(scores)
     repeats = max(s["repeats"] for s in order)
-    first = records[0]
+    first = scores["contract"]
     items = [
         segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
              Code(str(manifest["git_commit"])[:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""),
@@ -1099,13 +917,13 @@ def facts_section(scores: dict, manifest: dict, records: list[dict], order: list
         items.append(segs(f"Served locally by {info['server']} {info['server_version']} as ", Code(info["served_model"]),
                           " from ", Code(info["model_file"]), f" (sha256 {info['model_sha256'][:16]}…)",
                           *((", converted to ", Code(info["served_file"]), f" (sha256 {info['served_sha256'][:16]}…)")
-                            if info.get("served_file") else ())))  # older servers wrote no converted file
+                            if info["served_file"] else ())))
     versions = {s["backend"]: s["backend_version"] for s in order}
     items.append(segs("Systems: ", "; ".join(f"{b} ({v})" for b, v in versions.items())))
     return [Heading(2, "Run", "run"), Bullets(items)]
 
 
-def reproduce_section(scores: dict, manifest: dict, records: list[dict], paths: dict) -> list:
+def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     """The commands that made these files, in the seed guide's run order."""
     config = manifest["config"]
     files: dict = {}  # backend_id -> run file, in the order given
@@ -1113,9 +931,9 @@ def reproduce_section(scores: dict, manifest: dict, records: list[dict], paths: 
         for _, rec in read_jsonl(path):
             files.setdefault(rec["backend_id"], path)
             break
-    first = records[0]
-    budgets = sorted({r[BUDGET_FIELD] for r in records})
-    repeats = max(r["repeat"] for r in records) + 1
+    first = scores["contract"]
+    budgets = scores["budgets"]
+    repeats = max(s["repeats"] for s in scores["systems"])
     extra = ""
     if len(budgets) > 1 or budgets[0] != manifest["context_token_budget"]:
         extra += f" --budgets {','.join(map(str, budgets))}"
@@ -1131,9 +949,9 @@ def reproduce_section(scores: dict, manifest: dict, records: list[dict], paths: 
              f"python manifest.py {config} --backends {' '.join(b['name'] for b in manifest['backends'])}"]
     lines += [f"python run.py --config {config} --backend {b} --out {p}{extra}" for b, p in files.items()]
     score_flags = ""
-    if scores["resamples"] != DEFAULT_RESAMPLES:
+    if scores["resamples"] != RESAMPLES:
         score_flags += f" --resamples {scores['resamples']}"
-    if scores["seed"] != DEFAULT_SEED:
+    if scores["seed"] != SEED:
         score_flags += f" --seed {scores['seed']}"
     if scores["left_out"]:
         score_flags += " --allow-partial"
@@ -1159,11 +977,11 @@ def plots_note(plots: dict | None) -> list:
                       Code("pip install -r requirements-plots.txt"), " (matplotlib), then rerun report.py."))]
 
 
-def build_blocks(scores: dict, manifest: dict, records: list[dict], verdicts: dict | None, checks: dict | None,
-                 calibration: dict | None, audit: dict | None, plots: dict | None, paths: dict) -> list:
+def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
+                 audit: dict | None, plots: dict | None, paths: dict) -> list:
     """The whole report, in the seed guide's order: contract, table, controls, breakdowns,
     judge, checks, facts, commands."""
-    order = ordered_systems(scores, manifest)
+    order = scores["systems"]
     current = checks_current(checks, paths["runs"])
     got = plots or {}
     kind = "model-free report (retrieval only)" if retrieval_only(scores) else "report"
@@ -1173,7 +991,8 @@ def build_blocks(scores: dict, manifest: dict, records: list[dict], verdicts: di
                               Code(manifest["dataset"]), ", baseline ", Code(scores["baseline"]),
                               ". Every question, with each system's answer and context: ",
                               Link(html_name, html_name), " (one file, open it from disk)."))]
-    blocks += contract_section(scores, manifest, records, checks, current)
+    blocks += coverage_para(scores)
+    blocks += contract_section(scores, manifest, checks, current)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
     blocks += paired_section(scores, order)
@@ -1186,8 +1005,8 @@ def build_blocks(scores: dict, manifest: dict, records: list[dict], verdicts: di
     blocks += repeats_section(scores, order)
     blocks += judge_section(scores, verdicts, calibration, audit, paths)
     blocks += checks_section(checks, current, paths)
-    blocks += facts_section(scores, manifest, records, order)
-    blocks += reproduce_section(scores, manifest, records, paths)
+    blocks += facts_section(scores, manifest, order)
+    blocks += reproduce_section(scores, manifest, paths)
     return blocks
 
 
@@ -1308,20 +1127,6 @@ def draw_plots(scores: dict, order: list[dict]) -> dict | None:
     return plots
 
 
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    """A binary file written atomically: a temp file in the same folder, then os.replace."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tmp-",
-                               suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 # ---------------------------------------------------------------------------------------------
 # report.html: the summary, and every question from one JSON blob
 # ---------------------------------------------------------------------------------------------
@@ -1331,12 +1136,12 @@ def clip(text: str) -> str:
     return text if len(text) <= TURN_TEXT_MAX else text[:TURN_TEXT_MAX] + " … [cut for the report]"
 
 
-def answer_entry(r: dict, q: dict, v: dict | None) -> dict:
+def answer_entry(r: dict, q: dict) -> dict:
     """One system's record of one question, as the explorer shows it: the answer, the verdict
-    and its layer, the cause, and the retrieved source ids up to and just past the budget cut."""
+    and its layer, the cause (score.py's question row), and the retrieved source ids up to and
+    just past the budget cut."""
     entry = {"rep": r["repeat"], "a": r["answer"], "v": q["verdict"], "by": q["by"], "c": q["cause"],
-             "err": r["error"], "jerr": v["judge_error"] if v else None,
-             "ro": v["rules_only_verdict"] if v and v["by"] == "llm" else None,
+             "err": r["error"], "jerr": q["judge_error"], "ro": q["rules_only_verdict"],
              "budget": r[BUDGET_FIELD], "tok": r["context_tokens"], "kept": r["hits_kept"],
              "returned": r["hits_returned"], "ids": None, "cut": [], "n_ctx": None, "n_ret": None, "multi": False,
              "more": [], "miss": []}
@@ -1355,11 +1160,12 @@ def answer_entry(r: dict, q: dict, v: dict | None) -> dict:
     return entry
 
 
-def explorer_data(scores: dict, order: list[dict], records: list[dict], verdicts: dict | None,
-                  cases: list[dict], turns: dict) -> dict:
+def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: list[dict]) -> dict:
     """The JSON blob report.html renders from: systems in report order, questions in dataset
     order with one list of answers (one per repeat) per system, and the turn texts they cite."""
-    labels = label_of(scores)
+    labels = {(s["backend"], s["budget"]): s["label"] for s in order}
+    turns = {(c["case_id"], t["turn_id"]): (s["timestamp"], t["role"], t["text"])
+             for c in cases for s in c["sessions"] for t in s["turns"]}
     index = {s["label"]: i for i, s in enumerate(order)}
     rows = {(q["system"], q["qid"], q["budget"], q["repeat"]): q for q in scores["questions"]}
     scored = {r["qid"] for r in records}
@@ -1375,8 +1181,7 @@ def explorer_data(scores: dict, order: list[dict], records: list[dict], verdicts
     for r in sorted(records, key=lambda r: r["repeat"]):
         label = labels[(r["backend"], r[BUDGET_FIELD])]
         q = rows[(label, r["qid"], r[BUDGET_FIELD], r["repeat"])]
-        v = verdicts[record_key(r)] if verdicts and not r["retrieval_only"] else None  # check_inputs: all there
-        entry = answer_entry(r, q, v)
+        entry = answer_entry(r, q)
         slot = by_qid[r["qid"]]["r"]
         slot[index[label]] = (slot[index[label]] or []) + [entry]
         cited[r["case_id"]].update(r["evidence"], entry["ids"] or [], entry["cut"], (m[1] for m in entry["more"]),
@@ -1738,38 +1543,38 @@ def main(argv: list[str] | None = None) -> int:
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
              "calibration": a.calibration, "audit": a.audit, "out": a.out, "html": stem + ".html"}
 
-    # 1. The comparison: scores, runs, verdicts and manifest, checked to be one and the same.
+    # 1. The comparison: scores.json, and the very run files and verdicts it was made from, held
+    #    against the dataset the manifest names (the turn texts the explorer shows).
     scores = read_scores(a.scores)
+    check_inputs(scores, paths)
     manifest = read_json(a.manifest, "manifest of manifest.py", MANIFEST_FIELDS)
-    records = load_comparison(a.runs, allow_partial=bool(scores["left_out"])).records
-    if any(not r["retrieval_only"] for r in records) and not a.verdicts:
-        raise InputError("--verdicts is required for run files with answers (results/verdicts.jsonl from judge.py)")
+    dataset = dataset_from(None, a.manifest, a.dataset)
+    records = load_comparison(a.runs, dataset, allow_partial=scores["coverage"]["partial"]).records
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
-    check_inputs(scores, records, verdicts, manifest, paths)
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
-    checks = optional_json(a.checks, "results of check.py", ("status", "counts", "inputs", "checks"))
+    checks = optional_json(a.checks, "results of check.py", ())
+    if checks is not None:
+        check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
     calibration = optional_json(a.calibration, "calibration of judge.py --calibrate",
                                 ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa"))
     audit = optional_json(a.audit, "audit of audit.py join",
                           ("sampled", "labelled", "complete", "overall", "by_system", "flagged"))
-    # 3. The turn texts the explorer shows, from the dataset the runs were made from.
-    cases, turns = read_dataset(manifest, a.dataset, records[0]["dataset_sha256"], a.manifest)
-    # 4. Plots, then the report in both forms.
-    order = ordered_systems(scores, manifest)
+    # 3. Plots, then the report in both forms.
+    order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     drawn = draw_plots(scores, order)
     plots, images = {}, {}
     for name in PLOT_NAMES:
         path = f"{stem}-{name}.png"
         if drawn is not None and name in drawn:
-            write_bytes_atomic(path, drawn[name])
+            write_atomic(path, drawn[name])
             plots[name], images[path] = path, drawn[name]
         elif os.path.exists(path):
             os.unlink(path)  # a plot of an earlier report that this one does not draw
-    blocks = build_blocks(scores, manifest, records, verdicts, checks, calibration, audit,
-                          plots if drawn is not None else None, paths)
+    blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
+                          paths)
     write_atomic(a.out, render_markdown(blocks))
-    data = explorer_data(scores, order, records, verdicts, cases, turns)
+    data = explorer_data(scores, order, records, load_dataset(dataset.path))
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
           "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)

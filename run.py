@@ -43,8 +43,9 @@ from backends import load_backend
 from context import build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
-                       parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, shard_of,
+                       parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, select_cases,
                        write_atomic)
+from interface import RUN_FORMAT
 from llm import LLMClient, Workers, server_info
 
 # Fields that must agree between the records already in --out and this run for a resume to
@@ -358,17 +359,15 @@ def main(argv: list[str] | None = None) -> int:
     counter = make_counter(cfg["tokenizer"])
     hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
     if a.limit:
-        cases = cases[:a.limit]
-        print(f"warning: --limit {a.limit}: only the first {len(cases)} cases; these numbers are not comparable "
-              f"to a run on the whole dataset", file=sys.stderr)
-    if shard:
-        cases = [c for c in cases if shard_of(c, shard[1]) == shard[0]]
+        print(f"warning: --limit {a.limit}: only the first {min(a.limit, len(cases))} cases; these numbers are not "
+              f"comparable to a run on the whole dataset", file=sys.stderr)
+    cases = select_cases(cases, a.limit, shard)
     # The model-free pass needs no endpoint; any other run checks the endpoint variables
     # before any work is done.
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
     system = make_system(a.backend, cfg)
 
-    identity = {"run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
+    identity = {"format": RUN_FORMAT, "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
                 "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),

@@ -2,9 +2,11 @@
 `create(settings, config)` function that returns an object satisfying interface.MemoryBackend.
 
 `settings` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
-`config` is the whole validated config, for backends that call the pinned model themselves. A
-module also has `settings(section) -> dict`, which checks its section (keys, types, values) and
-fills defaults without starting anything: `python interface.py check-config` calls it.
+`config` is what the harness passes every backend (HARNESS_KEYS: the pinned answer model and
+the client settings, for backends that call the model themselves), never the dataset or another
+section: a backend cannot read the golds. A module also has `settings(section) -> dict`, which
+checks its section (keys, types, values) and fills defaults without starting anything:
+`python -m backends check-config config.yaml` calls it.
 A section may name another module with `adapter:` so that one adapter serves several presets
 (for example `chroma_http: {adapter: http, base_url: ...}`).
 """
@@ -15,7 +17,12 @@ import os
 import re
 
 from interface import CONTROL_NAMES, InputError, MemoryBackend
+
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+# The keys of the config a backend is given besides its own section: the model a backend that
+# calls one must use (the pinned answer model) and what llm.LLMClient reads. Not the dataset's
+# path, not the other backends' sections, not the checks.
+HARNESS_KEYS = ("answer_model", "seed", "request_timeout_s", "max_retries", "retry_backoff_s", "cache_dir")
 
 
 def available() -> list[str]:
@@ -27,7 +34,7 @@ def available() -> list[str]:
 
 def _module(name: str, config: dict):
     """The module behind backend `name` (its section may name an `adapter`) and its settings."""
-    settings = dict(config.get("backends", {}).get(name, {}))
+    settings = dict(config["backends"].get(name, {}))  # a backend may have no section
     module_name = settings.pop("adapter", name)
     if not isinstance(module_name, str) or not _NAME.fullmatch(module_name) or module_name not in available():
         choices = ", ".join(list(CONTROL_NAMES) + available())
@@ -53,10 +60,12 @@ def check_section(name: str, config: dict) -> dict:
 
 
 def load_backend(name: str, config: dict) -> MemoryBackend:
-    """Create the backend called `name`, configured from config['backends'][name]."""
+    """Create the backend called `name`, configured from config['backends'][name] and given
+    only the HARNESS_KEYS of the rest of the config."""
     module, module_name, settings = _module(name, config)
+    harness = {k: config[k] for k in HARNESS_KEYS if k in config}  # load_config fills them all
     try:
-        return module.create(settings, config)
+        return module.create(settings, harness)
     except InputError as e:
         raise _in_section(e, name, module_name) from None
     except Exception as e:

@@ -28,10 +28,11 @@ def records(path) -> list[dict]:
 def system(name: str, correct: set, **fields) -> list[dict]:
     """Six answers of one system over three cases: q0..q5 of types single_hop, temporal,
     abstention (twice each); the answer is "yes" (graded correct) for the qids in `correct`."""
-    return [run_record(name, f"q{i}", f"c{i // 2}", "yes" if f"q{i}" in correct else "no",
-                       [] if TYPES[i % 3] == "abstention" else [f"c{i // 2}-t1"],
-                       [] if name == "none" else [f"c{i // 2}-t1"], type=TYPES[i % 3], **fields)
-            for i in range(6)]
+    def evidence(i: int) -> list:
+        return [] if TYPES[i % 3] == "abstention" else [f"c{i // 2}-t1"]
+    return [run_record(name, f"q{i}", f"c{i // 2}", "yes" if f"q{i}" in correct else "no", evidence(i),
+                       [] if name == "none" else evidence(i) if name == "oracle" else [f"c{i // 2}-t1"],
+                       type=TYPES[i % 3], **fields) for i in range(6)]
 
 
 GOOD = {"none": system("none", {"q2", "q5"}, context_tokens=0),
@@ -41,8 +42,8 @@ GOOD = {"none": system("none", {"q2", "q5"}, context_tokens=0),
 
 def checked(tmp_path, systems: dict, *extra: str, checks: dict | None = None, correct=None) -> tuple[int, dict, str]:
     """Write the systems' runs and verdicts, run check.py; (exit code, checks.json by id, stdout)."""
-    runs, verdicts = write_comparison(tmp_path, systems, **({"correct": correct} if correct else {}))
-    cfg = write_config(tmp_path, checks=checks or {})
+    runs, verdicts, cfg = write_comparison(tmp_path, systems, **({"correct": correct} if correct else {}),
+                                           checks=checks or {})
     out = tmp_path / "checks.json"
     code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out), *extra])
     return code, ({c["id"]: c for c in json.loads(out.read_text())["checks"]} if out.exists() else {}), str(out)
@@ -64,7 +65,7 @@ def test_controls_pass_on_a_good_comparison_with_hand_computed_numbers(tmp_path,
     assert c["controls/order"]["status"] == "PASS"
     assert c["controls/order"]["numbers"] == {"none": 0.0, "oracle": 1.0, "systems": {"keyword": 0.25}}
     out = capsys.readouterr().out
-    assert "PASS  controls/order: answerable accuracy: none 0.000, oracle 1.000; keyword 0.250" in out
+    assert "PASS  controls/order: answerable accuracy: none 0.00, oracle 1.00; keyword 0.250" in out
 
 
 def test_a_none_that_answers_factual_questions_fails_and_lists_them(tmp_path, capsys):
@@ -164,13 +165,6 @@ def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_sh
     systems["keyword"] = [{**r, "k_limited": False} for r in kw]
     _, c, _ = checked(tmp_path, systems)
     assert "no record was k_limited" in c["budget/keyword@8000"]["summary"]
-    # Files of an older run.py have no k_limited (nor deterministic): unknown, not 0, and still checked.
-    systems = {name: [{k: v for k, v in r.items() if k not in ("k_limited", "deterministic")} for r in recs]
-               for name, recs in systems.items()}
-    _, c, _ = checked(tmp_path, systems)
-    big = c["budget/keyword@8000"]
-    assert big["numbers"]["k_limited"] is None and big["numbers"]["k_limited_share"] is None
-    assert "written by an older run.py" in big["summary"]
 
 
 def test_systems_answered_by_different_served_models_are_a_warning_per_budget(tmp_path, capsys):
@@ -206,51 +200,89 @@ def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_e
     assert "FAIL  contract/comparison" in capsys.readouterr().out
 
 
-def test_a_partial_file_fails_the_contract_but_the_common_questions_are_still_checked(tmp_path):
+def test_a_partial_file_is_refused_unless_allow_partial_and_then_the_common_questions_are_checked(tmp_path, capsys):
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": GOOD["keyword"][:4]})
-    assert code == 1 and c["contract/comparison"]["status"] == "FAIL"
-    assert "--allow-partial" in c["contract/comparison"]["summary"]
+    assert code == 2 and c == {}
+    assert "keyword.jsonl: backend 'keyword' (repeat 0, budget 1200) holds 4 of the dataset's 6 questions; 2 missing " \
+           "(first: 'q4')" in capsys.readouterr().err
+    code, c, _ = checked(tmp_path, {**GOOD, "keyword": GOOD["keyword"][:4]}, "--allow-partial")
+    assert code == 0 and c["contract/comparison"]["status"] == "WARN"
+    assert c["contract/comparison"]["numbers"]["scored_questions"] == 4 and "--allow-partial" in \
+        c["contract/comparison"]["summary"]
     assert c["controls/none"]["status"] == "PASS"
     assert c["controls/order"]["numbers"]["systems"] == {"keyword": pytest.approx(1 / 3)}  # q0 of q0, q1, q3
 
 
-def test_a_verdict_that_graded_another_answer_fails_the_contract(tmp_path):
-    runs, verdicts = write_comparison(tmp_path, GOOD)
+def test_a_verdict_that_graded_another_answer_is_refused(tmp_path, capsys):
+    runs, verdicts, cfg = write_comparison(tmp_path, GOOD)
     recs = records(runs[2])
     recs[0]["answer"] = "changed after judging"
     write_jsonl(tmp_path / "keyword.jsonl", recs)
-    cfg = write_config(tmp_path)
     out = tmp_path / "checks.json"
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out)]) == 1
-    c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
-    assert c["contract/verdicts"]["status"] == "FAIL" and c["contract/verdicts"]["numbers"]["stale"] == 1
-    assert c["controls/none"]["status"] == "SKIP" and "verdicts" in c["controls/none"]["summary"]
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out)]) == 2
+    assert "verdicts.jsonl:13: the verdict of 'keyword' question 'q0' graded another answer than its run record " \
+           "holds now" in capsys.readouterr().err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# What the controls were given, and a system above the oracle
+# ---------------------------------------------------------------------------------------------
+
+def test_a_none_given_the_evidence_or_an_oracle_given_other_turns_fails(tmp_path, capsys):
+    code, c, _ = checked(tmp_path, GOOD)
+    assert c["controls/none_context"]["status"] == c["controls/oracle_context"]["status"] == "PASS"
+    assert c["controls/oracle_context"]["numbers"] == {"records": 6, "mismatched": 0, "failed": 0}
+    none = [{**r, "context_ids": r["evidence"], "retrieved_ids": r["evidence"]} for r in GOOD["none"]]
+    oracle = [{**r, "context_ids": ["c1-t9", *r["evidence"]]} if r["qid"] == "q3" else r for r in GOOD["oracle"]]
+    code, c, path = checked(tmp_path, {**GOOD, "none": none, "oracle": oracle})
+    assert code == 1 and c["controls/none_context"]["status"] == "FAIL"
+    assert [i["qid"] for i in c["controls/none_context"]["items"]] == ["q0", "q1", "q3", "q4"]
+    assert c["controls/oracle_context"]["status"] == "FAIL"
+    assert c["controls/oracle_context"]["items"][0]["text"] == (f"{tmp_path / 'oracle.jsonl'}:4: q3: context "
+                                                                f"['c1-t9', 'c1-t1'], evidence ['c1-t1']")
+    assert "FAIL  controls/none_context: 4 of 6 none record(s) were not given an empty context" in capsys.readouterr().out
+
+
+def test_a_system_above_the_oracle_on_a_type_by_a_separating_interval_fails_unless_the_config_says_why(tmp_path):
+    # Ten cases of one single_hop and one temporal question: the oracle misses every single_hop
+    # one, keyword answers them all: keyword minus oracle on single_hop is +1 in every cluster, so
+    # the interval is [+1, +1] and excludes 0.
+    def ten(name, right):
+        return [run_record(name, f"q{i}{t[0]}", f"c{i}", "yes" if t in right else "no", [f"c{i}-t1"], [f"c{i}-t1"],
+                           type=t, context_tokens=900) for i in range(10) for t in ("single_hop", "temporal")]
+    systems = {"oracle": ten("oracle", {"temporal"}), "keyword": ten("keyword", {"single_hop", "temporal"})}
+    code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0}})
+    above = c["controls/above_oracle"]
+    assert code == 1 and above["status"] == "FAIL" and "single_hop (keyword)" in above["summary"]
+    assert [(i["system"], i["type"], i["ci_low"]) for i in above["items"]] == [("keyword", "single_hop", 1.0)]
+    code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0},
+                                                    "above_oracle": {"keyword": "its store holds the golds by design"}})
+    assert code == 0 and c["controls/above_oracle"]["status"] == "WARN"
+    assert "allowed by checks.above_oracle: its store holds the golds by design" in c["controls/above_oracle"]["summary"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Judge health
 # ---------------------------------------------------------------------------------------------
 
-def llm_comparison(unparseable: dict, n: int = 20) -> tuple[dict, dict]:
-    """Three systems of n answers each, all graded by the LLM judge; the first k answers of each
-    system (k from `unparseable`) are unparseable."""
+def judged(tmp_path, unparseable: dict, change=lambda vs: vs, n: int = 20) -> dict:
+    """Three systems of n answers each, all graded by the LLM judge, the first k answers of each
+    system (k from `unparseable`) unparseable and the verdicts then passed through `change`;
+    check.py's results by id."""
     systems = {name: [run_record(name, f"q{i}", f"c{i}", "yes", [], []) for i in range(n)]
                for name in ("alpha", "beta", "gamma")}
-    verdict = {(name, f"q{i}"): "unparseable" if i < unparseable.get(name, 0) else "correct"
-               for name in systems for i in range(n)}
-    return systems, verdict
+    runs, verdicts, cfg = write_comparison(tmp_path, systems)
+    vs = [verdict_for(r, "unparseable" if int(r["qid"][1:]) < unparseable.get(r["backend"], 0) else "correct",
+                      by="llm") for path in runs for r in records(path)]
+    write_jsonl(tmp_path / "verdicts.jsonl", change(vs))
+    out = tmp_path / "checks.json"
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out)]) == 0
+    return {x["id"]: x for x in json.loads(out.read_text())["checks"]}
 
 
 def test_a_system_with_clearly_more_unparseable_verdicts_is_a_warning(tmp_path):
-    systems, verdict = llm_comparison({"alpha": 8})
-    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
-    vs = [verdict_for(r, verdict[(r["backend"], r["qid"])], by="llm") for recs in systems.values() for r in recs]
-    v_path = write_jsonl(tmp_path / "verdicts.jsonl", vs)
-    out = tmp_path / "checks.json"
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", v_path, "--config", write_config(tmp_path),
-                                "--out", str(out)]) == 0
-    c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
-    u = c["judge/unparseable"]
+    u = judged(tmp_path, {"alpha": 8})["judge/unparseable"]
     assert u["status"] == "WARN" and u["numbers"]["flagged"] == ["alpha"]
     # alpha 8 of 20 against 0 of 40: with 8 unparseable among 60, the chance that all 8 fall in
     # alpha's 20 is C(52, 12) / C(60, 20).
@@ -258,27 +290,17 @@ def test_a_system_with_clearly_more_unparseable_verdicts_is_a_warning(tmp_path):
 
 
 def test_unparseable_verdicts_spread_evenly_pass(tmp_path):
-    systems, verdict = llm_comparison({"alpha": 2, "beta": 2, "gamma": 1})
-    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
-    vs = [verdict_for(r, verdict[(r["backend"], r["qid"])], by="llm") for recs in systems.values() for r in recs]
-    out = tmp_path / "checks.json"
-    run_cli(check.main, ["--runs", *runs, "--verdicts", write_jsonl(tmp_path / "v.jsonl", vs),
-                         "--config", write_config(tmp_path), "--out", str(out)])
-    u = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["judge/unparseable"]
+    u = judged(tmp_path, {"alpha": 2, "beta": 2, "gamma": 1})["judge/unparseable"]
     assert u["status"] == "PASS" and "alpha 2/20, beta 2/20, gamma 1/20" in u["summary"]
 
 
 def test_rules_and_judge_disagreeing_where_both_decided_is_a_warning_naming_the_answer(tmp_path):
-    systems, _ = llm_comparison({})
-    runs = [write_jsonl(tmp_path / f"{k}.jsonl", v) for k, v in systems.items()]
-    vs = [{**verdict_for(r, "correct", by="llm"), "rules_only_verdict": "correct"}
-          for recs in systems.values() for r in recs]
-    vs[3] = {**vs[3], "verdict": "incorrect"}  # alpha q3: the rules said correct, the judge incorrect
-    vs[4] = {**vs[4], "verdict": "unparseable"}  # the judge decided nothing: not a disagreement
-    out = tmp_path / "checks.json"
-    run_cli(check.main, ["--runs", *runs, "--verdicts", write_jsonl(tmp_path / "v.jsonl", vs),
-                         "--config", write_config(tmp_path), "--out", str(out)])
-    d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["judge/disagreement"]
+    def change(vs: list) -> list:
+        vs = [{**v, "rules_only_verdict": "correct"} for v in vs]
+        vs[3] = {**vs[3], "verdict": "incorrect"}  # alpha q3: the rules said correct, the judge incorrect
+        vs[4] = {**vs[4], "verdict": "unparseable"}  # the judge decided nothing: not a disagreement
+        return vs
+    d = judged(tmp_path, {}, change)["judge/disagreement"]
     assert d["status"] == "WARN" and [(i["system"], i["qid"]) for i in d["items"]] == [("alpha", "q3")]
     assert d["numbers"]["by_system"]["alpha"] == {"both_decided": 19, "disagree": 1, "rate": pytest.approx(1 / 19)}
 
@@ -332,7 +354,7 @@ def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
     # One line per check, in the JSON's order, with the JSON's status, and the totals last.
     status_lines = [line for line in printed if line[:4] in check.STATUSES]
     assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
-    assert data["status"] == "PASS" and printed[-1] == "result: PASS (11 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert data["status"] == "PASS" and printed[-1] == "result: PASS (13 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
     assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["oracle_min"]["default"] == 0.0
 
 
@@ -434,13 +456,14 @@ def test_model_free_runs_need_no_verdicts_and_skip_what_needs_answers(tmp_path, 
         c = {x["id"]: x for x in json.loads(out.read_text())["checks"]}
         assert {x["status"] for x in c.values()} <= {"PASS", "WARN", "SKIP"}
         assert c["contract/comparison"]["status"] == "PASS"
-        assert c["contract/verdicts"]["status"] == "SKIP" and "retrieval-only" in c["contract/verdicts"]["summary"]
+        assert c["controls/oracle_context"]["status"] == "PASS"  # what the controls were given needs no answer
         assert c["controls/oracle"]["status"] == "SKIP" and "retrieval-only" in c["controls/oracle"]["summary"]
         assert c["leakage/keyword"]["status"] == "PASS"
     # Runs that answered cannot be checked without their verdicts: exit 2, saying so.
     answered = run_system(cfg, "none", tmp_path / "answered" / "none.jsonl")
     assert run_cli(check.main, ["--runs", answered, "--config", cfg, "--out", str(tmp_path / "c2.json")]) == 2
-    assert f"{answered}: holds answers to grade (retrieval_only is false): pass --verdicts" in capsys.readouterr().err
+    assert "the run of 'none' holds answers to grade (retrieval_only is false): pass --verdicts" in \
+        capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,8 +486,9 @@ def test_a_bad_checks_setting_is_refused_naming_it(tmp_path, checks, named, caps
 def test_bad_arguments_exit_2(tmp_path, tiny_runs, capsys):
     cfg, runs, verdicts = tiny_runs
     base = ["--runs", *runs, "--verdicts", verdicts, "--out", str(tmp_path / "c.json")]
+    # without --config or --manifest, config.yaml's dataset, which these runs were not made from
     assert run_cli(check.main, base) == 2
-    assert "--manifest" in capsys.readouterr().err
+    assert f"{runs[0]}:1: made from the dataset with sha256" in capsys.readouterr().err
     # a --runs file given as its own rerun would compare a run with itself
     assert run_cli(check.main, [*base, "--config", cfg, "--rerun", runs[2]]) == 2
     assert "a rerun must be a second run" in capsys.readouterr().err

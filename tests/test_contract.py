@@ -18,12 +18,10 @@ import run
 import score
 from conftest import ROOT, TINY, write_config
 from interface import InputError, load_config, load_dataset, run_cli
-from records import run_record, verdict_for, write_comparison, write_jsonl
+from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
 
-def records(path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+records = read_records
 
 
 def run_system(cfg: str, backend: str, out, *extra: str) -> int:
@@ -50,20 +48,21 @@ def test_files_from_different_configs_are_refused_naming_each_file_and_field(tmp
     for text in ("prompt_sha256", "context_token_budget", str(kw), str(fc)):
         assert text in err
     assert not os.path.exists(verdicts)  # refused before anything was graded
-    assert run_cli(score.main, ["--runs", str(kw), str(fc), "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    assert run_cli(score.main, ["--config", a, "--runs", str(kw), str(fc), "--verdicts", verdicts,
+                                "--baseline", "keyword"]) == 2
     assert "not one comparison" in capsys.readouterr().err
 
 
 def test_a_partial_file_is_refused_unless_allow_partial_which_scores_the_common_questions(tmp_path, capsys):
     kw = [run_record("keyword", f"q{i}", f"c{i // 2}", "yes" if i % 2 else "no", [], []) for i in range(6)]
     fc = [run_record("full_context", f"q{i}", f"c{i // 2}", "yes", [], []) for i in range(3)]
-    runs, verdicts = write_comparison(tmp_path, {"keyword": kw, "full_context": fc})
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    runs, verdicts, cfg = write_comparison(tmp_path, {"keyword": kw, "full_context": fc})
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--config", cfg]) == 2
     err = capsys.readouterr().err
-    assert "full_context.jsonl" in err and "3 question(s)" in err and "--allow-partial" in err
+    assert "full_context.jsonl" in err and "holds 3 of the dataset's 6 questions" in err and "--allow-partial" in err
     out = tmp_path / "s.json"
     assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--allow-partial",
-                                "--json", str(out), "--resamples", "50"]) == 0
+                                "--json", str(out), "--resamples", "50", "--config", cfg]) == 0
     s = json.loads(out.read_text())
     assert {x["label"]: x["n"] for x in s["systems"]} == {"keyword": 3, "full_context": 3}
     assert s["left_out"][0]["missing"] == 3 and s["left_out"][0]["backend"] == "full_context"
@@ -84,9 +83,9 @@ def test_judge_refuses_a_partial_file_too(tmp_path, fake_llm, config, capsys):
 def test_more_than_one_served_model_is_a_warning_naming_the_models(tmp_path, capsys):
     recs = [run_record("keyword", f"q{i}", f"c{i}", "yes", [], [], served_model="m-v1" if i < 4 else "m-v2")
             for i in range(6)]
-    runs, verdicts = write_comparison(tmp_path, {"keyword": recs})
+    runs, verdicts, cfg = write_comparison(tmp_path, {"keyword": recs})
     js = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword",
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--config", cfg,
                                 "--json", str(js), "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     assert "m-v1 (4 answers)" in out and "m-v2 (2 answers)" in out
@@ -121,15 +120,17 @@ def test_a_corrected_gold_is_graded_again_and_score_refuses_the_stale_verdict(tm
     data.write_text(data.read_text().replace('"gold_answer": "Postgres 16"', '"gold_answer": "Postgres 15"'))
     assert run_system(cfg, "oracle", out, "--fresh") == 0
     capsys.readouterr()
-    assert run_cli(score.main, ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle"]) == 2
-    assert "rerun judge.py" in capsys.readouterr().err
+    argv = ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle", "--config", cfg]
+    assert run_cli(score.main, argv) == 2
+    assert (f"{verdicts}:2: the verdict of 'oracle' question '{qid}' graded another gold_answer than its run record "
+            f"holds now (the dataset or the run changed since the verdicts); rerun judge.py") in capsys.readouterr().err
     assert run_cli(judge.main, ["--config", cfg, "--runs", str(out), "--out", str(verdicts)]) == 0
     after = {v["qid"]: v for v in records(verdicts)}
     assert len(records(verdicts)) == len(after) == 6  # one line per graded answer
     assert after[qid]["gold_answer"] == "Postgres 15" and before[qid]["gold_answer"] == "Postgres 16"
     assert after[qid]["inputs_sha256"] != before[qid]["inputs_sha256"]
     assert all(after[q] == before[q] for q in after if q != qid)  # the rest are reused as they were
-    assert run_cli(score.main, ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "oracle"]) == 0
+    assert run_cli(score.main, argv) == 0
 
 
 @pytest.mark.parametrize("change", [
@@ -138,19 +139,19 @@ def test_a_corrected_gold_is_graded_again_and_score_refuses_the_stale_verdict(tm
 ])
 def test_score_refuses_a_verdict_that_graded_something_else(tmp_path, change, capsys):
     recs = [run_record("keyword", "q1", "c1", "yes", [], []), run_record("keyword", "q2", "c2", "yes", [], [])]
-    runs, verdicts = write_comparison(tmp_path, {"keyword": recs})
+    runs, verdicts, cfg = write_comparison(tmp_path, {"keyword": recs})
+    recs = records(runs[0])
     write_jsonl(tmp_path / "keyword.jsonl", [{**recs[0], **change}, recs[1]])
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--config", cfg]) == 2
     assert "verdicts.jsonl:1" in capsys.readouterr().err
 
 
 def test_score_refuses_verdicts_of_another_rule_set(tmp_path, capsys):
-    rec = run_record("keyword", "q1", "c1", "yes", [], [])
-    runs = [write_jsonl(tmp_path / "keyword.jsonl", [rec])]
-    stale = verdict_for(rec, "correct", grader={"rules_sha256": "0" * 64, "judge_model": None,
-                                                "judge_prompt_sha256": None})
-    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [stale])
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    runs, verdicts, cfg = write_comparison(tmp_path, {"keyword": [run_record("keyword", "q1", "c1", "yes", [], [])]})
+    stale = verdict_for(records(runs[0])[0], "correct", grader={"rules_sha256": "0" * 64, "judge_model": None,
+                                                                "judge_prompt_sha256": None})
+    write_jsonl(tmp_path / "verdicts.jsonl", [stale])
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--config", cfg]) == 2
     assert "another rule set" in capsys.readouterr().err
 
 
@@ -310,10 +311,10 @@ def test_the_bootstrap_resamples_clusters_not_cases(tmp_path):
     # Two cases cut from one conversation form one cluster: one cluster gives no interval.
     recs = {name: [run_record(name, f"q{i}", f"c{i}", "yes" if name == "A" and i == 0 else "no", [], [],
                               cluster="conversation-1") for i in range(2)] for name in ("A", "B")}
-    runs, verdicts = write_comparison(tmp_path, recs)
+    runs, verdicts, cfg = write_comparison(tmp_path, recs)
     out = tmp_path / "s.json"
     assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "B", "--json", str(out),
-                                "--resamples", "50"]) == 0
+                                "--resamples", "50", "--config", cfg]) == 0
     d = json.loads(out.read_text())["differences"][0]
     assert d["cases"] == 2 and d["clusters"] == 1 and d["ci_low"] is None
 
@@ -338,18 +339,20 @@ def test_score_checks_the_runs_against_the_manifest_dataset_and_its_question_cou
     assert run_system(config, "keyword", out) == 0
     assert manifest.main([config, "--out-dir", str(tmp_path)]) == 0
     m = next(tmp_path.glob("manifest-*.json"))
-    # Every run file holds the same 3 of the dataset's 6 questions: coverage alone cannot tell.
+    # Every run file holds the same 3 of the dataset's 6 questions: each is held against the dataset.
     out.write_text("".join(out.read_text().splitlines(keepends=True)[:3]))
-    assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", str(verdicts)]) == 0
+    assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", str(verdicts), "--allow-partial"]) == 0
     capsys.readouterr()
     argv = ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "keyword", "--manifest", str(m)]
     assert run_cli(score.main, argv) == 2
-    assert "the dataset has 6 questions and the run files hold 3" in capsys.readouterr().err
+    assert f"{out}: backend 'keyword' (repeat 0, budget 1200) holds 3 of the dataset's 6 questions" in \
+        capsys.readouterr().err
     assert run_cli(score.main, argv + ["--allow-partial", "--resamples", "20"]) == 0
     other = json.loads(m.read_text())
     m.write_text(json.dumps({**other, "dataset_sha256": "0" * 64}))
     assert run_cli(score.main, argv + ["--allow-partial"]) == 2
-    assert "describes dataset sha256 000000000000" in capsys.readouterr().err
+    assert f"but {m} recorded 000000000000: the dataset changed since the manifest was written" in \
+        capsys.readouterr().err
 
 
 def test_files_written_atomically_get_the_usual_permissions(tmp_path):

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 
 import pytest
 
-from conftest import TINY, script, write_config
+from conftest import ROOT, TINY, script, write_config
 
 
 def tiny_cases() -> list[dict]:
@@ -83,7 +85,8 @@ def test_validate_prints_counts_per_type():
 ])
 def test_bad_config_names_the_key(tmp_path, override, needle):
     cfg = write_config(tmp_path, **override)
-    r = script("interface.py", "check-config", cfg)
+    r = subprocess.run([sys.executable, "-m", "backends", "check-config", cfg], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
     assert r.returncode == 2 and needle in r.stderr and cfg in r.stderr
 
 

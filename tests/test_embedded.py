@@ -79,8 +79,8 @@ def test_real_local_model_end_to_end(tmp_path):
     steps = [f"{sys.executable} run.py --config {cfg} --backend {b} --out {out}"
              for b, out in zip(("none", "oracle", "keyword"), runs)]
     steps.append(f"{sys.executable} judge.py --config {cfg} --runs {' '.join(runs)} --out {verdicts}")
-    steps.append(f"{sys.executable} score.py --runs {' '.join(runs)} --verdicts {verdicts} --baseline keyword "
-                 f"--resamples 200")
+    steps.append(f"{sys.executable} score.py --config {cfg} --runs {' '.join(runs)} --verdicts {verdicts} "
+                 f"--baseline keyword --resamples 200")
     steps.append(f"{sys.executable} manifest.py {cfg} --out-dir {tmp_path / 'results'}")
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
     r = subprocess.run([sys.executable, "serve.py", "--", "bash", "-c", " && ".join(steps)], cwd=ROOT,

@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
+import metrics
 import score
 from interface import run_cli
-from records import RULES_ONLY, run_record, verdict_for, write_jsonl
+from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
 
 def rec(backend, qid, case, answer, **fields):
@@ -19,13 +20,11 @@ def rec(backend, qid, case, answer, **fields):
 
 
 def scored(tmp_path, systems: dict, baseline: str, correct=lambda r: r["answer"] == "yes", extra=()):
-    runs = [write_jsonl(tmp_path / f"{name}.jsonl", recs) for name, recs in systems.items()]
-    verdicts = write_jsonl(tmp_path / "verdicts.jsonl",
-                           [verdict_for(r, "correct" if correct(r) else "incorrect", by="no_match")
-                            for recs in systems.values() for r in recs if not r["retrieval_only"]])
+    runs, verdicts, cfg = write_comparison(tmp_path, systems, correct, by="no_match")
+    answered = any(not r["retrieval_only"] for recs in systems.values() for r in recs)
     out = tmp_path / "scores.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", baseline,
-                                "--json", str(out), "--resamples", "400", *extra]) == 0
+    assert run_cli(score.main, ["--runs", *runs, *(["--verdicts", verdicts] if answered else []), "--baseline",
+                                baseline, "--config", cfg, "--json", str(out), "--resamples", "400", *extra]) == 0
     s = json.loads(out.read_text())
     return s, {x["label"]: x for x in s["systems"]}
 
@@ -119,10 +118,8 @@ def test_a_retrieval_only_run_has_recall_per_type(tmp_path):
     a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None),
          rec("A", "q2", "c2", None, evidence=["t2"], retrieved=["t3"], retrieval_only=True, served_model=None,
              type="temporal")]
-    out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "A.jsonl", a), "--baseline", "A", "--json", str(out),
-                                "--resamples", "10"]) == 0
-    by_type = json.loads(out.read_text())["systems"][0]["by_type"]
+    _, by = scored(tmp_path, {"A": a}, "A")
+    by_type = by["A"]["by_type"]
     assert by_type["single_hop"]["recall_any_at_k"] == 1 and by_type["temporal"]["recall_any_at_k"] == 0
     assert by_type["temporal"]["accuracy"] is None and "retrieval-only" in by_type["temporal"]["accuracy_note"]
 
@@ -186,8 +183,8 @@ def test_a_multi_evidence_question_has_one_precise_cause(tmp_path):
 def test_judge_disagreement_is_a_cause_of_its_own():
     r = run_record("A", "q1", "c1", "Postgres 16 it is", ["t1"], ["t1"], gold_answer="Postgres 16")
     v = {**verdict_for(r, "incorrect", by="llm"), "rules_only_verdict": "correct"}
-    assert score.failure_cause(r, v) == "judge_disagreement"
-    assert score.failure_cause(r, {**v, "rules_only_verdict": None}) == "reader_miss"
+    assert metrics.failure_cause(r, v) == "judge_disagreement"
+    assert metrics.failure_cause(r, {**v, "rules_only_verdict": None}) == "reader_miss"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,28 +252,42 @@ def test_abstention_is_kept_out_of_the_headline_and_shown_apart(tmp_path):
     assert d["by_type"]["single_hop"]["difference"] == -0.5 and d["by_type"]["abstention"]["difference"] == 1.0
 
 
-def test_minimum_detectable_difference_needs_two_clusters(tmp_path):
-    s, _ = scored(tmp_path, {"A": four_clusters("A", {"q0", "q1"})}, "A")
+def test_minimum_detectable_difference_by_hand(tmp_path):
+    # Four clusters of one question each. A minus B is +1, 0, 0, +1 on them: the paired difference
+    # is 0.5, and a resample's mean difference is the mean of four draws from {1, 0, 0, 1}, whose
+    # standard deviation is sqrt(0.25 / 4) = 0.25. The minimum detectable difference at 80% power
+    # and 95% confidence is (1.959964 + 0.841621) x 0.25 = 0.70040. 10,000 resamples estimate that
+    # standard deviation within about 1%.
+    b = four_clusters("B", {"q1"})
+    a = four_clusters("A", {"q0", "q1", "q3"})
+    s, _ = scored(tmp_path, {"A": a, "B": b}, "B", extra=("--resamples", "10000"))
+    d = s["differences"][0]
+    assert d["difference"] == 0.5 and d["standard_error"] == pytest.approx(0.25, rel=0.02)
+    assert d["minimum_detectable_difference"] == pytest.approx((1.959964 + 0.841621) * 0.25, rel=0.02)
     mdd = s["minimum_detectable_difference"]["1200"]
-    # Four clusters of one question, half right: the bootstrap SD of the accuracy is
-    # sqrt(0.25 / 4) = 0.25, so the value is near 1.96 * sqrt(2) * 0.25 = 0.69.
-    assert mdd["value"] == pytest.approx(0.69, abs=0.05)
-    assert mdd["method"] == "sd_approximation" and "1.96 x sqrt(2)" in mdd["formula"]
-    one = [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")]
-    s, _ = scored(tmp_path, {"A": one}, "A")
+    assert mdd["value"] == d["minimum_detectable_difference"] and mdd["method"] == "paired_bootstrap_se"
+    assert "80% power at 95% confidence" in mdd["formula"]
+    # One cluster: no interval, no standard error, nothing detectable to say.
+    one = {"A": [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")],
+           "B": [rec("B", "q1", "c1", "no"), rec("B", "q2", "c1", "no")]}
+    s, _ = scored(tmp_path, one, "B")
     assert s["minimum_detectable_difference"]["1200"]["value"] is None
+    assert "two clusters" in s["minimum_detectable_difference"]["1200"]["note"]
 
 
-def test_with_a_repeat_the_minimum_detectable_difference_is_the_baselines_paired_half_width(tmp_path):
-    # The baseline B against its own repeat: cluster c0 the same (difference 0), cluster c1 right
-    # only in repeat 1 (difference 1). Resamples of two clusters give 0 (p 1/4), 0.5 or 1 (p 1/4):
-    # the interval is [0, 1] and its half-width 0.5, where the approximation would say about 0.98.
-    r0 = [rec("B", "q0", "c0", "yes"), rec("B", "q1", "c1", "no")]
-    r1 = [{**rec("B", "q0", "c0", "yes"), "repeat": 1}, {**rec("B", "q1", "c1", "yes"), "repeat": 1}]
-    s, by = scored(tmp_path, {"B": r0 + r1}, "B")
-    assert (by["B"]["noise_floor"]["ci_low"], by["B"]["noise_floor"]["ci_high"]) == (0.0, 1.0)
+def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detectable_difference_is_not(
+        tmp_path, capsys):
+    # A deterministic endpoint at temperature 0: repeat 1 is graded as repeat 0 on every question,
+    # so the noise floor is exactly 0; the sample of questions still bounds what can be detected.
+    r0 = four_clusters("B", {"q0", "q2"})
+    a = four_clusters("A", {"q0", "q1", "q2"})
+    s, by = scored(tmp_path, {"B": r0 + [{**r, "repeat": 1} for r in r0], "A": a}, "B")
+    assert by["B"]["noise_floor"]["ci_low"] == by["B"]["noise_floor"]["ci_high"] == 0
     mdd = s["minimum_detectable_difference"]["1200"]
-    assert mdd["value"] == 0.5 and mdd["method"] == "repeat_half_width" and mdd["note"] is None
+    assert mdd["value"] > 0.3 and mdd["note"] is None
+    out = capsys.readouterr().out
+    assert "B (baseline): 2 repeats: accuracy 0.500, 0.500" in out and "noise floor (repeat 1 vs 0) 0.00 [0.00, 0.00]" in out
+    assert f"minimum detectable difference at budget 1200: {metrics.rate(mdd['value'])}, (1.960 + 0.842) x" in out
 
 
 def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
@@ -287,42 +298,43 @@ def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
     rep = by["A"]["repeat_accuracy"]
     assert rep["per_repeat"] == [0.5, 0.75] and rep["mean"] == 0.625 and rep["min"] == 0.5
     assert by["A"]["noise_floor"]["difference"] == 0.25  # repeat 1 minus repeat 0
-    assert by["A"]["accuracy"] == 0.5                       # the row is repeat 0
+    assert by["A"]["accuracy"] == 0.625                     # the row is over all repeats
     # B has one repeat. A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a
     # resample's mean is 1 with p (2/4)^4 = 1/16 > 2.5%, so the interval's upper end is 1 and the
-    # noise floor (its larger end in absolute value) is 1: A - B = 0.5 - 0.25 is within it.
+    # noise floor (its larger end in absolute value) is 1: A - B = 0.625 - 0.25 is within it.
     d = s["differences"][0]
     assert by["A"]["noise_floor"]["ci_high"] == 1.0
-    assert (d["difference"], d["noise_floor"], d["within_noise_floor"]) == (0.25, 1.0, True)
+    assert (d["difference"], d["noise_floor"], d["within_noise_floor"]) == (0.375, 1.0, True)
+
+
+def test_a_system_that_differs_between_repeats_has_one_figure_over_them(tmp_path):
+    # The `none` control answers 0 of 8 answerable questions in repeat 0 and 3 of 8 in repeat 1:
+    # every figure is over both repeats, 3 of 16, wherever it is shown.
+    def none(right, repeat):
+        return [rec("none", f"q{i}", f"c{i}", "yes" if i in right else "no", repeat=repeat) for i in range(8)]
+    s, by = scored(tmp_path, {"none": none(set(), 0) + none({0, 1, 2}, 1), "B": four_clusters("B", {"q0"}, 8)}, "B")
+    assert by["none"]["accuracy"] == 3 / 16 and by["none"]["by_type"]["single_hop"]["accuracy"] == 3 / 16
+    assert by["none"]["repeat_accuracy"]["per_repeat"] == [0.0, 0.375]
+    assert by["none"]["gap_closed"] is None and by["none"]["correct"] == 3 and by["none"]["records"] == 16
 
 
 def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
     # Four clusters of four questions. The baseline B gets one per cluster right in repeat 0 and two
     # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster, so every resample gives
-    # +0.25 and the noise floor is exactly 0.25. C is 0.5 above B (outside), D 0.25 (within: not larger).
+    # +0.25 and the noise floor is exactly 0.25; over both repeats B is 0.375. C is 0.375 above B
+    # (outside), D 0.125 (within: not larger).
     def system(name, right_per_cluster, repeat=0):
         return [{**rec(name, f"q{c}{i}", f"c{c}", "yes" if i < right_per_cluster else "no"), "repeat": repeat}
                 for c in range(4) for i in range(4)]
     s, by = scored(tmp_path, {"B": system("B", 1) + system("B", 2, repeat=1), "C": system("C", 3),
                               "D": system("D", 2)}, "B")
-    assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "questions": 16,
-                                      "clusters": 4}
+    assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "standard_error": 0.0,
+                                      "questions": 16, "clusters": 4}
     diffs = {d["system"]: d for d in s["differences"]}
-    assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.5, 0.25, False)
-    assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.25, 0.25, True)
-    # The minimum detectable difference is the half-width of that interval: 0. The repeats differ
-    # (by 0.25), so no note says they were graded alike.
-    mdd = s["minimum_detectable_difference"]["1200"]
-    assert mdd["value"] == 0 and mdd["note"] is None
-
-
-def test_repeats_graded_alike_say_the_run_shows_no_run_to_run_noise(tmp_path):
-    # A deterministic endpoint at temperature 0: repeat 1 is graded as repeat 0 on every question.
-    r0 = four_clusters("B", {"q0", "q2"})
-    s, by = scored(tmp_path, {"B": r0 + [{**r, "repeat": 1} for r in r0]}, "B")
-    assert by["B"]["noise_floor"]["ci_low"] == by["B"]["noise_floor"]["ci_high"] == 0
-    mdd = s["minimum_detectable_difference"]["1200"]
-    assert mdd["value"] == 0 and "graded alike on every answerable question" in mdd["note"]
+    assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.375, 0.25, False)
+    assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.125, 0.25, True)
+    assert diffs["C"]["separated"] is True and metrics.reading(diffs["C"]) == "better"
+    assert metrics.reading(diffs["D"]) == "within the noise floor"
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
@@ -331,50 +343,37 @@ def test_a_single_repeat_has_no_noise_floor(tmp_path):
 
 
 def test_a_budget_sweep_is_one_comparison_per_budget(tmp_path, capsys):
-    def at(name, budget, right, in_context, k_limited=None):
-        out = []
-        for r in four_clusters(name, right):
-            r = {**r, "context_token_budget": budget, "evidence": ["t1"], "retrieved_ids": ["t2", "t1"],
-                 "context_ids": ["t2", "t1"] if r["qid"] in in_context else ["t2"]}
-            if k_limited is None:  # as an older run.py wrote them
-                r = {k: v for k, v in r.items() if k != "k_limited"}
-            out.append(r if k_limited is None else {**r, "k_limited": r["qid"] in k_limited})
-        return out
+    def at(name, budget, right, in_context, k_limited):
+        return [{**r, "context_token_budget": budget, "evidence": ["t1"], "retrieved_ids": ["t2", "t1"],
+                 "context_ids": ["t2", "t1"] if r["qid"] in in_context else ["t2"], "k_limited": r["qid"] in k_limited}
+                for r in four_clusters(name, right)]
     every = {"q0", "q1", "q2", "q3"}
-    systems = {"A": at("A", 500, {"q0"}, {"q0"}, k_limited=set()) + at("A", 2000, {"q0", "q1", "q2"}, every,
-                                                                       k_limited={"q0", "q1"}),
-               "B": at("B", 500, {"q0"}, every) + at("B", 2000, {"q0"}, every)}
+    systems = {"A": at("A", 500, {"q0"}, {"q0"}, set()) + at("A", 2000, {"q0", "q1", "q2"}, every, {"q0", "q1"}),
+               "B": at("B", 500, {"q0"}, every, set()) + at("B", 2000, {"q0"}, every, every)}
     s, by = scored(tmp_path, systems, "B")
     assert by["A@500"]["accuracy"] == 0.25 and by["A@2000"]["accuracy"] == 0.75
     assert by["A@500"]["recall_all_in_context"] == 0.25 and by["A@2000"]["recall_all_in_context"] == 1.0
     assert by["A@500"]["recall_any_at_k"] == by["A@2000"]["recall_any_at_k"] == 1.0  # one search, cut per budget
     assert by["A@500"]["k_limited_share"] == 0 and by["A@2000"]["k_limited_share"] == 0.5
-    assert by["B@500"]["k_limited_share"] is None
+    assert by["B@2000"]["k_limited_share"] == 1
     assert {d["system"]: d["difference"] for d in s["differences"]} == {"A@500": 0.0, "A@2000": 0.5}
     assert {d["baseline"] for d in s["differences"]} == {"B@500", "B@2000"}
     curve = section(capsys.readouterr().out, "budget curve")
-    assert curve[:2] == ["B: 500: 0.250 / 1.000 / n/a, 2000: 0.250 / 1.000 / n/a",
-                         "A: 500: 0.250 / 0.250 / 0.000, 2000: 0.750 / 1.000 / 0.500"]
-    assert curve[2] == ("note: k-limited share: the run records carry no k_limited field (written before run.py "
-                        "recorded it) (B@500, B@2000)")
+    assert curve == ["B: 500: 0.250 / 1.00 / 0.00, 2000: 0.250 / 1.00 / 1.00",
+                     "A: 500: 0.250 / 0.250 / 0.00, 2000: 0.750 / 1.00 / 0.500"]
 
 
 def test_k_limited_share_is_the_share_of_records_whose_context_k_bounded(tmp_path):
     a = [{**r, "k_limited": flag} for r, flag in zip(four_clusters("A", {"q0"}), (True, False, True, None))]
-    older = [{k: v for k, v in r.items() if k != "k_limited"} for r in four_clusters("B", {"q0"})]
-    _, by = scored(tmp_path, {"A": a, "B": older}, "B")
+    _, by = scored(tmp_path, {"A": a}, "A")
     assert by["A"]["k_limited_share"] == pytest.approx(2 / 3) and by["A"]["k_limited_n"] == 3
-    assert by["A"]["k_limited_note"].startswith("measured on 3 of 4 questions")
-    # Run files written before run.py recorded the field: not measured, and said so.
-    assert by["B"]["k_limited_share"] is None and "no k_limited field" in by["B"]["k_limited_note"]
+    assert by["A"]["k_limited_note"].startswith("measured on 3 of 4 records")
 
 
 def test_a_retrieval_only_run_measures_retrieval_and_says_accuracy_was_not(tmp_path):
     a = [rec("A", "q1", "c1", None, evidence=["t1"], retrieved=["t1"], retrieval_only=True, served_model=None)]
-    runs = [write_jsonl(tmp_path / "A.jsonl", a)]
-    out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--baseline", "A", "--json", str(out), "--resamples", "10"]) == 0
-    s = json.loads(out.read_text())["systems"][0]
+    _, by = scored(tmp_path, {"A": a}, "A")
+    s = by["A"]
     assert s["recall_any_at_k"] == 1.0 and s["accuracy"] is None and "retrieval-only" in s["accuracy_note"]
 
 
@@ -383,7 +382,8 @@ def test_a_retrieval_only_run_measures_retrieval_and_says_accuracy_was_not(tmp_p
 # ---------------------------------------------------------------------------------------------
 
 def test_tokens_calls_and_internal_usage(tmp_path):
-    u = {"calls": 2, "cached": 1, "prompt_tokens": 100, "completion_tokens": 10}
+    u = {"calls": 2, "cached": 1, "prompt_tokens": 100, "completion_tokens": 10, "prompt_tokens_missing": 0,
+         "completion_tokens_missing": 0}
     a = [rec("A", "q1", "c1", "yes", usage={"prompt_tokens": 50, "completion_tokens": 5}, cached=False, retries=2,
              internal_usage=u, context_tokens=30),
          rec("A", "q2", "c1", "yes", usage={"prompt_tokens": 70, "completion_tokens": 3}, cached=True,
@@ -400,8 +400,7 @@ def test_tokens_calls_and_internal_usage(tmp_path):
     assert s["usage_note"] == ("counted on the calls that reported usage: 2 of 4 answer calls gave no prompt token "
                                "count, 1 no completion token count (1 of the calls failed)")
     assert s["answer_calls"] == 4 and s["answer_calls_cached"] == 1 and s["answer_requests"] == 3 + 2
-    assert s["internal_usage"] == {**u, "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
-    assert s["internal_usage_note"] is None  # a file of an older run.py: no *_missing counts, read as 0
+    assert s["internal_usage"] == u and s["internal_usage_note"] is None
     assert s["mean_context_tokens"] == 40 and s["total_context_tokens"] == 80
     # An internal model that reported no completion count on one of its 3 calls.
     v = {**u, "calls": 3, "prompt_tokens_missing": 0, "completion_tokens_missing": 1}
@@ -414,10 +413,8 @@ def test_tokens_calls_and_internal_usage(tmp_path):
 def test_cost_and_latency_nulls_have_reasons(tmp_path):
     ctl = [rec("none", "q1", "c1", None, retrieval_only=True, served_model=None, search_ms=None, ingest_s=None,
                flush_s=None, added_items=0, search_calls_in_flight=None)]
-    out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", write_jsonl(tmp_path / "none.jsonl", ctl), "--baseline", "none",
-                                "--json", str(out), "--resamples", "10"]) == 0
-    s = json.loads(out.read_text())["systems"][0]
+    _, by = scored(tmp_path, {"none": ctl}, "none")
+    s = by["none"]
     assert s["prompt_tokens"] is None and s["completion_tokens"] is None and s["mean_completion_tokens"] is None
     assert s["usage_note"] == "no answer model was asked (retrieval-only run)"
     assert s["internal_usage"] is None and s["internal_usage_note"] == "the system calls no model of its own"
@@ -444,7 +441,7 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
     rng = np.random.default_rng(5)
     clusters = [f"c{i}" for i in range(37)]
     diff = {c: list(rng.integers(-1, 2, size=int(rng.integers(1, 6)))) for c in clusters}
-    boot = score.ClusterBootstrap(clusters, 2500, 11)
+    boot = metrics.ClusterBootstrap(clusters, 2500, 11)
     sums, counts = boot.column({c: sum(d) for c, d in diff.items()}), boot.column({c: len(d) for c, d in diff.items()})
     fast = boot.totals(np.column_stack([sums, counts]))
     plain = []
@@ -500,7 +497,8 @@ def test_stdout_orders_controls_first_marks_the_baseline_and_rounds_tokens(tmp_p
 
 
 def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, capsys):
-    u = {"calls": 3, "cached": 1, "prompt_tokens": 1500, "completion_tokens": 40}
+    u = {"calls": 3, "cached": 1, "prompt_tokens": 1500, "completion_tokens": 40, "prompt_tokens_missing": 0,
+         "completion_tokens_missing": 0}
     a = [rec("A", "q1", "c1", "yes", usage={"prompt_tokens": 1000, "completion_tokens": 7}, context_tokens=600,
              internal_usage=u, ingest_s=2.0, flush_s=0.5, added_items=40, search_ms=3.0, search_calls_in_flight=1),
          rec("A", "q2", "c2", "no", type="temporal", usage={"prompt_tokens": 1201, "completion_tokens": None},
@@ -509,25 +507,27 @@ def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, ca
     b = [rec("B", "q1", "c1", "no"), rec("B", "q2", "c2", "no", type="temporal")]
     scored(tmp_path, {"A": a + again, "B": b}, "B")
     out = capsys.readouterr().out
-    cost = dict(line.split(": ", 1) for line in section(out, "cost and latency (repeat 0)"))
-    assert cost["A"] == ("context tokens 701 mean, 1,401 total; prompt tokens 2,201, completion tokens 7 (per "
-                         "question: 1,101 prompt, 7 completion) [counted on the calls that reported usage: 0 of 2 "
-                         "answer calls gave no prompt token count, 1 no completion token count]; answer calls 2 (0 "
-                         "cached, 2 requests sent); internal model 3 calls (1 cached), 1,500 prompt + 40 completion "
-                         "tokens; ingest 3.000 s/case (p50 2.000, max 4.000), flush 1.000 s (max 1.500); search p50 "
-                         "3.000 / p95 5.000 / max 5.000 ms at 50 items per namespace (max 60), 0.500 of searches while "
+    # Over both repeats of A (repeat 1 the same records, answered "yes"): every count doubles.
+    cost = dict(line.split(": ", 1) for line in section(out, "cost and latency (over all repeats)"))
+    assert cost["A"] == ("context tokens 701 mean, 2,802 total; prompt tokens 4,402, completion tokens 14 (per "
+                         "question: 1,101 prompt, 7 completion) [counted on the calls that reported usage: 0 of 4 "
+                         "answer calls gave no prompt token count, 2 no completion token count]; answer calls 4 (0 "
+                         "cached, 4 requests sent); internal model 6 calls (2 cached), 3,000 prompt + 80 completion "
+                         "tokens; ingest 3.00 s/case (p50 2.00, max 4.00), flush 1.00 s (max 1.50); search p50 "
+                         "3.00 / p95 5.00 / max 5.00 ms at 50 items per namespace (max 60), 0.500 of searches while "
                          "answer calls were in flight")
     assert cost["B (baseline)"].startswith("context tokens 10 mean, 20 total; answer tokens n/a (the endpoint "
                                            "reported no token usage on any of the 2 answer calls)")
     repeats = dict(line.split(": ", 1) for line in section(out, "repeats and the noise floor"))
     # Repeat 0 gets q1 right, repeat 1 both: 0.5 and 1; sd of the two sqrt(0.125) = 0.354; repeat 1 minus
     # repeat 0 is 0 on c1 and 1 on c2, so resamples of the two clusters give [0, 1].
-    assert repeats["A"] == ("2 repeats: accuracy 0.500, 1.000; mean 0.750, sd 0.354, min 0.500, max 1.000; noise "
-                            "floor (repeat 1 vs 0) +0.500 [+0.000, +1.000]")
+    assert repeats["A"] == ("2 repeats: accuracy 0.500, 1.00; mean 0.750, sd 0.354, min 0.500, max 1.00; noise "
+                            "floor (repeat 1 vs 0) +0.500 [0.00, +1.00]")
     assert repeats["B (baseline)"] == "1 repeat: n/a (a single repeat: run with --repeat 2 or more to measure the " \
                                       "noise floor)"
     paired = section(out, "paired difference vs B")
-    assert paired[1] == "  by type: single_hop +1.000 [no interval], temporal +0.000 [no interval]"
+    # Over both repeats, A gets single_hop q1 right twice and temporal q2 right once; B neither.
+    assert paired[1] == "  by type: single_hop +1.00 (no interval), temporal +0.500 (no interval)"
 
 
 def test_stdout_prints_the_graders_calibration(tmp_path, capsys):
@@ -540,5 +540,5 @@ def test_stdout_prints_the_graders_calibration(tmp_path, capsys):
     scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A", extra=("--calibration", str(path)))
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("judge calibration"))
     assert line == (f"judge calibration of this grader (rules only; rules {RULES_ONLY['rules_sha256'][:12]}, judge none) "
-                    f"on data/calibration.jsonl: false accept rate 0.000 (0 of 138), false reject rate 0.228 (28 of "
+                    f"on data/calibration.jsonl: false accept rate 0.00 (0 of 138), false reject rate 0.228 (28 of "
                     f"123), kappa 0.780, n 261")

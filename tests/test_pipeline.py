@@ -33,7 +33,7 @@ def test_end_to_end_run_judge_score(tmp_path, fake_llm, config, capsys):
     verdicts = str(tmp_path / "results" / "verdicts.jsonl")
     assert run_cli(judge.main, ["--config", config, "--runs", *paths, "--out", verdicts]) == 0
     scores_json = str(tmp_path / "results" / "scores.json")
-    assert run_cli(score.main, ["--runs", *paths, "--verdicts", verdicts, "--baseline", "keyword",
+    assert run_cli(score.main, ["--config", config, "--runs", *paths, "--verdicts", verdicts, "--baseline", "keyword",
                                 "--json", scores_json, "--resamples", "500"]) == 0
     scores = {s["label"]: s for s in json.load(open(scores_json))["systems"]}
     # The controls bracket the harness: none retrieves nothing, oracle retrieves exactly the evidence.
@@ -158,7 +158,7 @@ def test_llm_judge_is_blind_and_unparseable_is_counted(tmp_path, fake_llm):
     assert run_cli(judge.main, ["--config", cfg, "--runs", *paths, "--out", verdicts]) == 0
     assert fake_llm.requests == before and len(records(verdicts)) == len(vs)
     out = str(tmp_path / "scores.json")
-    assert run_cli(score.main, ["--runs", *paths, "--verdicts", verdicts, "--baseline", "none", "--json", out,
+    assert run_cli(score.main, ["--config", cfg, "--runs", *paths, "--verdicts", verdicts, "--baseline", "none", "--json", out,
                                 "--resamples", "100"]) == 0
     kw = next(s for s in json.load(open(out))["systems"] if s["label"] == "keyword")
     assert kw["unparseable"] == 1

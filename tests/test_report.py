@@ -13,7 +13,7 @@ import pytest
 import report
 import score
 from interface import dumps, run_cli, sha256_file
-from records import run_record, verdict_for, write_jsonl
+from records import run_record, write_comparison
 from report_pipeline import make_report, pipeline
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
@@ -223,39 +223,16 @@ def report_plots_installed() -> bool:
 
 def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = ()) -> tuple[int, str, dict]:
     """A dataset holding the records' cases, the run files, verdicts (answer "yes" is correct),
-    scores and a manifest; then report.py. Returns (exit code, report.md text, paths)."""
+    a manifest and scores; then report.py. Returns (exit code, report.md text, paths)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    cases: dict = {}
-    for recs in systems.values():
-        for r in recs:
-            case = cases.setdefault(r["case_id"], {"turns": {}, "questions": {}})
-            for t in list(r["evidence"]) + list(r["retrieved_ids"] or []):
-                case["turns"].setdefault(t, f"turn {t} of {r['case_id']}")
-            case["questions"][r["qid"]] = r
-    dataset = tmp_path / "cases.jsonl"
-    lines = []
-    for cid, c in cases.items():
-        turns = [{"turn_id": t, "role": "user", "text": text} for t, text in c["turns"].items()]
-        session = {"session_id": "s1", "timestamp": "2026-05-01T10:00:00Z", "turns": turns}
-        qs = [{"qid": q["qid"], "type": q["type"], "asked_at": q["asked_at"], "question": q["question"],
-               "gold_answer": q["gold_answer"], "evidence": q["evidence"]} for q in c["questions"].values()]
-        lines.append({"case_id": cid, "sessions": [session], "questions": qs})
-    dataset.write_text("".join(dumps(c) + "\n" for c in lines), encoding="utf-8")
-    sha = sha256_file(str(dataset))
-    systems = {name: [{**r, "dataset_sha256": sha} for r in recs] for name, recs in systems.items()}
-    runs = [write_jsonl(tmp_path / f"{name}.jsonl", recs) for name, recs in systems.items()]
-    verdicts = write_jsonl(tmp_path / "verdicts.jsonl",
-                           [verdict_for(r, "correct" if r["answer"] == "yes" else "incorrect", by="no_match")
-                            if r["answer"] is not None else verdict_for(r, None, by="run_error")  # as judge.py does
-                            for recs in systems.values() for r in recs])
-    scores = str(tmp_path / "scores.json")
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--json", scores,
-                                "--resamples", "50", *score_args]) == 0
+    runs, verdicts, _ = write_comparison(tmp_path, systems, by="no_match")
+    dataset = str(tmp_path / "cases.jsonl")
     first = next(iter(systems.values()))[0]
     manifest = {"run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40, "git_dirty": False,
-                "dataset": str(dataset), "dataset_sha256": sha,
-                "dataset_counts": {"cases": len(cases), "sessions": len(cases), "turns": 0,
-                                   "questions": sum(len(c["questions"]) for c in cases.values()),
+                "dataset": dataset, "dataset_sha256": sha256_file(dataset),
+                "dataset_counts": {"cases": len({r["case_id"] for recs in systems.values() for r in recs}),
+                                   "sessions": 1, "turns": 0,
+                                   "questions": len({r["qid"] for recs in systems.values() for r in recs}),
                                    "questions_by_type": {"single_hop": 1}},
                 "config": "config.yaml", "config_sha256": "f" * 64, "answer_model": first["answer_model"],
                 "judge_model": None, "top_k": first["top_k"], "context_token_budget": first["context_token_budget"],
@@ -263,6 +240,9 @@ def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = 
                 "backends": [{"name": n} for n in systems]}
     manifest_path = tmp_path / "manifest-r.json"
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    scores = str(tmp_path / "scores.json")
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--json", scores,
+                                "--manifest", str(manifest_path), "--resamples", "50", *score_args]) == 0
     out = tmp_path / "out" / "report.md"
     paths = {"scores": scores, "manifest": str(manifest_path), "runs": runs, "verdicts": verdicts, "md": str(out)}
     code = make_report(paths, *report_args)
@@ -294,7 +274,7 @@ def test_a_clean_comparison_lists_no_deviation(tmp_path):
     ({"internal_model": "gpt-x-2026"}, (), "calls a model of its own during ingestion or search"),
     ({"time_aware": True}, (), "time-aware search"),
     ({"extra_wait_s": 30.0}, (), "waited 30 s more after flush"),
-    ({"error": "timeout", "answer": None}, (), "4 of 4 questions failed"),
+    ({"error": "timeout", "answer": None}, (), "4 of 4 question records failed"),
 ])
 def test_a_deviation_of_one_system_appears_when_present(tmp_path, fields, score_args, words):
     code, md, _ = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword"), "other": recs("other", **fields)},
@@ -312,7 +292,10 @@ def test_a_limit_run_a_partial_run_and_a_served_model_change_are_deviations(tmp_
     code, md, _ = build(tmp_path, limited, ("--allow-partial",))
     assert code == 0
     text = "\n".join(deviation_lines(md))
-    assert "--limit 2" in text and "Partial comparison (--allow-partial)" in text
+    assert "scored on 3 of the dataset's 4 questions (--limit 2, --allow-partial)" in text
+    # and on the first screen, before anything else
+    assert ("**Partial comparison: 3 of the dataset's 4 questions** (--limit 2, --allow-partial left out the "
+            "questions some system lacks)") in md.split("## The fairness contract")[0]
     served = {name: recs(name) for name in ("keyword", "other")}
     served["other"][1] = {**served["other"][1], "served_model": "m-v2"}
     code, md, _ = build(tmp_path / "served", served)
@@ -421,7 +404,7 @@ def test_the_locally_served_model_is_named_with_its_file_and_hashes(tmp_path):
 def test_scores_of_other_runs_are_refused(tmp_path, capsys):
     code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword"), "other": recs("other")})
     assert make_report({**paths, "runs": paths["runs"][:2]}) == 2
-    assert "scores other records than the run files hold" in capsys.readouterr().err
+    assert "scores other run files than --runs (their sha256 differ); rerun score.py" in capsys.readouterr().err
 
 
 def test_scores_older_than_the_verdicts_are_refused(tmp_path, capsys):
@@ -431,7 +414,7 @@ def test_scores_older_than_the_verdicts_are_refused(tmp_path, capsys):
     lines[0] = json.dumps({**v, "verdict": "correct" if v["verdict"] == "incorrect" else "incorrect"})
     open(paths["verdicts"], "w", encoding="utf-8").write("\n".join(lines) + "\n")
     assert make_report(paths) == 2
-    assert "rerun score.py" in capsys.readouterr().err
+    assert "scored other verdicts than --verdicts" in capsys.readouterr().err
 
 
 def test_a_dataset_changed_since_the_run_is_refused(tmp_path, capsys):
@@ -443,14 +426,18 @@ def test_a_dataset_changed_since_the_run_is_refused(tmp_path, capsys):
     assert "the dataset changed since" in capsys.readouterr().err
 
 
-def test_a_foreign_scores_file_is_refused_naming_the_field(tmp_path, capsys):
+def test_scores_of_another_format_are_refused_naming_it_and_the_fix(tmp_path, capsys):
     code, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
     s = json.load(open(paths["scores"]))
-    del s["systems"][0]["gap_closed"]
+    open(paths["scores"], "w").write(json.dumps({**s, "format": "scores/0"}))
+    assert make_report(paths) == 2
+    assert (f"{paths['scores']}: a scores record of format 'scores/0'; this code reads format 'scores/1' only: "
+            f"rerun score.py") in capsys.readouterr().err
+    del s["format"]
     open(paths["scores"], "w").write(json.dumps(s))
     assert make_report(paths) == 2
-    assert "no field 'gap_closed'" in capsys.readouterr().err
-
+    assert "no field 'format' (every scores record of format 'scores/1' has one): rerun score.py" in \
+        capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,7 +445,8 @@ def test_a_foreign_scores_file_is_refused_naming_the_field(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 
 def test_cost_and_latency_have_a_table_with_reasons_for_each_na(tmp_path):
-    u = {"calls": 4, "cached": 1, "prompt_tokens": 2000, "completion_tokens": 30}
+    u = {"calls": 4, "cached": 1, "prompt_tokens": 2000, "completion_tokens": 30, "prompt_tokens_missing": 0,
+         "completion_tokens_missing": 0}
     other = [{**r, "usage": {"prompt_tokens": 1000 + i, "completion_tokens": 5 if i else None}, "context_tokens": 100 + i,
               "internal_usage": u, "internal_model": "x-2026", "ingest_s": 1.0 + i // 2, "flush_s": 0.25,
               "added_items": 10 * (1 + i // 2), "search_ms": float(i + 1), "search_calls_in_flight": 0}
@@ -496,7 +484,9 @@ def test_repeats_and_the_noise_floor_have_a_table(tmp_path):
     single = rows["**keyword** (baseline)"]
     assert single[1] == "1" and re.fullmatch(r"n/a \[\d+\]", single[2])
     assert "repeats: a single repeat: run with --repeat 2 or more to measure the noise floor (keyword)" in md
-    assert "Minimum detectable difference: 0.00" in md and "an approximation, for want of a repeat" in md
+    # other minus keyword is +0.25 in both cases (over other's two repeats): no sampling spread at all.
+    assert "Minimum detectable difference: 0.00, (1.960 + 0.842) x the bootstrap standard error of the paired " \
+           "difference" in md
 
 
 def test_paired_differences_and_memory_metrics_per_question_type(tmp_path):
@@ -560,15 +550,14 @@ def test_the_control_verdicts_are_check_pys_and_without_it_only_numbers(tmp_path
 
 
 def test_the_budget_curve_shows_the_k_limited_share(tmp_path):
-    def at(name, budget, k_limited=None):
-        # k_limited=None: as an older run.py wrote them, without the field
-        return [{**{k: v for k, v in r.items() if k != "k_limited"}, "context_token_budget": budget,
-                 **({} if k_limited is None else {"k_limited": r["qid"] in k_limited})} for r in recs(name)]
+    def at(name, budget, k_limited, failed=()):
+        return [{**r, "context_token_budget": budget, "k_limited": None if r["qid"] in failed else r["qid"] in k_limited}
+                for r in recs(name)]
     systems = {"keyword": at("keyword", 500, set()) + at("keyword", 2000, {"q0"}),
-               "other": at("other", 500) + at("other", 2000)}
+               "other": at("other", 500, set(), failed={"q1", "q3"}) + at("other", 2000, set())}
     code, md, _ = build(tmp_path, systems)
     rows = table_after(md, "Budget curve")
     assert rows[0] == ["system", "500", "2,000"]
     assert rows[1] == ["keyword", "0.500 / 1.00 / 0.00", "0.500 / 1.00 / 0.250"]
-    assert re.fullmatch(r"0\.500 / 1\.00 / n/a \[\d+\]", rows[2][1])
-    assert "k-limited share: the run records carry no k_limited field (written before run.py recorded it)" in md
+    assert re.fullmatch(r"0\.500 / 1\.00 / 0\.00 \[\d+\]", rows[2][1])
+    assert "k-limited share: measured on 2 of 4 records (the rest failed before a search) (other@500)" in md

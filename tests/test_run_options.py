@@ -94,7 +94,7 @@ def test_the_retrieval_only_pass_needs_no_endpoint_and_asks_no_model(tmp_path, m
     assert run_cli(judge.main, ["--config", config, "--runs", *runs, "--out", verdicts]) == 0
     assert records(verdicts) == []  # nothing to grade
     out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--baseline", "keyword", "--json", str(out),
+    assert run_cli(score.main, ["--config", config, "--runs", *runs, "--baseline", "keyword", "--json", str(out),
                                 "--resamples", "20"]) == 0
     s = {x["label"]: x for x in json.load(open(out))["systems"]}
     assert s["oracle"]["recall_all_in_context"] == 1.0 and s["keyword"]["accuracy"] is None
@@ -109,7 +109,7 @@ def test_retrieval_only_and_answered_files_are_not_one_comparison(tmp_path, fake
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     assert run_system(config, "keyword", a, "--retrieval-only") == 0 and run_system(config, "none", b) == 0
     capsys.readouterr()
-    assert run_cli(score.main, ["--runs", str(a), str(b), "--baseline", "keyword",
+    assert run_cli(score.main, ["--config", config, "--runs", str(a), str(b), "--baseline", "keyword",
                                 "--verdicts", str(tmp_path / "v.jsonl")]) == 2
     assert "retrieval_only" in capsys.readouterr().err
 
@@ -124,10 +124,14 @@ def test_limit_runs_the_first_cases_and_says_so(tmp_path, fake_llm, config, caps
     verdicts = str(tmp_path / "v.jsonl")
     assert run_cli(judge.main, ["--config", config, "--runs", str(out), "--out", verdicts]) == 0
     js = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", str(out), "--verdicts", verdicts, "--baseline", "none",
+    assert run_cli(score.main, ["--config", config, "--runs", str(out), "--verdicts", verdicts, "--baseline", "none",
                                 "--json", str(js), "--resamples", "10"]) == 0
-    warnings = " ".join(json.loads(js.read_text())["warnings"])
+    scores = json.loads(js.read_text())
+    warnings = " ".join(scores["warnings"])
     assert "--limit 1" in warnings and "not comparable" in warnings
+    assert scores["coverage"] == {"dataset_questions": 6, "planned_questions": 3, "scored_questions": 3, "limit": [1],
+                                  "shards": [], "partial": False}
+    assert "PARTIAL: 3 of the dataset's 6 questions scored" in capsys.readouterr().out
 
 
 def test_shards_split_the_cases_and_every_case_lands_in_exactly_one(tmp_path, fake_llm, config):
@@ -219,15 +223,15 @@ def test_a_deterministic_backend_is_ingested_once_for_all_repeats_and_another_pe
 
 
 def test_check_config_checks_every_backend_section(tmp_path, capsys):
-    from interface import _main as interface_main
+    from backends.__main__ import main as check_config
     for section, key in (({"hash": {"dim": 1}}, "backends.hash.dim"), ({"dense": {"model": "bert"}}, "backends.dense.model"),
                          ({"keyword": {"k1": 1.2}}, "backends.keyword.k1"),
                          ({"chroma_http": {"adapter": "http", "base_url": "http://127.0.0.1:9", "results_layout": "grid"}},
                           "backends.http.results_layout")):
         cfg = write_config(tmp_path, backends=section)
-        assert run_cli(interface_main, ["check-config", cfg]) == 2
+        assert run_cli(check_config, ["check-config", cfg]) == 2
         assert key in capsys.readouterr().err
-    assert run_cli(interface_main, ["check-config", write_config(tmp_path)]) == 0
+    assert run_cli(check_config, ["check-config", write_config(tmp_path)]) == 0
 
 
 def test_bm25_with_a_half_life_ranks_the_newer_turn_first_when_time_aware(tmp_path, fake_llm):
@@ -294,7 +298,7 @@ def test_the_baseline_can_be_named_by_its_backend_name(tmp_path, fake_llm):
     verdicts = str(tmp_path / "v.jsonl")
     assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 0
     out = tmp_path / "s.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "bm25_recency",
+    assert run_cli(score.main, ["--config", cfg, "--runs", *runs, "--verdicts", verdicts, "--baseline", "bm25_recency",
                                 "--json", str(out), "--resamples", "10"]) == 0
     assert json.load(open(out))["baseline"].startswith("bm25 (recency")
 

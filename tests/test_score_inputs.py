@@ -29,12 +29,12 @@ def pipeline(tmp_path, config) -> tuple[list[str], str, str]:
 def test_checks_and_calibration_are_carried_into_the_scores(tmp_path, fake_llm, config, capsys):
     runs, verdicts, m = pipeline(tmp_path, config)
     checks = str(tmp_path / "checks.json")
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", checks]) in (0, 1)
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--config", config, "--out", checks]) in (0, 1)
     cal = str(tmp_path / "calibration.json")
     assert run_cli(judge.main, ["--config", config, "--calibrate", f"{ROOT}/data/calibration.jsonl",
                                 "--out", cal]) == 0
     out = tmp_path / "scores.json"
-    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--checks", checks,
+    assert run_cli(score.main, ["--config", config, "--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--checks", checks,
                                 "--calibration", cal, "--json", str(out), "--resamples", "20"]) == 0
     s = json.loads(out.read_text())
     assert s["checks"]["status"] == json.load(open(checks))["status"]
@@ -49,13 +49,13 @@ def test_checks_and_calibration_are_carried_into_the_scores(tmp_path, fake_llm, 
 def test_checks_of_other_runs_and_calibration_of_another_grader_are_refused(tmp_path, fake_llm, config, capsys):
     runs, verdicts, m = pipeline(tmp_path, config)
     checks = str(tmp_path / "checks.json")
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", checks]) in (0, 1)
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--config", config, "--out", checks]) in (0, 1)
     (tmp_path / "judged").mkdir()
     judged = write_config(tmp_path / "judged", judge_model="fake-judge")
     cal = str(tmp_path / "calibration.json")
     assert run_cli(judge.main, ["--config", judged, "--calibrate", f"{ROOT}/data/calibration.jsonl",
                                 "--out", cal]) == 0
-    base = ["--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--resamples", "20"]
+    base = ["--config", config, "--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword", "--resamples", "20"]
     capsys.readouterr()
     assert run_cli(score.main, base + ["--calibration", cal]) == 2
     assert "calibrates another grader" in capsys.readouterr().err

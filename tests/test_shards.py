@@ -59,7 +59,7 @@ def test_three_shards_merged_equal_one_run_and_their_verdicts_equal_one_grading(
         assert run_cli(judge.main, ["--config", config, "--runs", str(merged), "--out", vshards[-1],
                                     "--shard", f"{i}/3"]) == 0
     vmerged = tmp_path / "verdicts.jsonl"
-    assert run_cli(merge.main, ["--verdicts", "--runs", str(merged), "--out", str(vmerged), *vshards]) == 0
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--runs", str(merged), "--out", str(vmerged), *vshards]) == 0
     vsingle = tmp_path / "verdicts-single.jsonl"
     assert run_cli(judge.main, ["--config", config, "--runs", str(single), "--out", str(vsingle)]) == 0
     key = lambda v: (v["qid"], v["context_token_budget"])
@@ -94,27 +94,27 @@ def test_merge_refuses_verdict_shards_that_do_not_grade_the_runs_exactly_once(tm
         assert run_cli(judge.main, ["--config", config, "--runs", run_file, "--out", vshards[-1],
                                     "--shard", f"{i}/3"]) == 0
     out = str(tmp_path / "merged.jsonl")
-    assert run_cli(merge.main, ["--verdicts", "--out", out, *vshards]) == 2
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--out", out, *vshards]) == 2
     assert "--runs is required" in capsys.readouterr().err
     # Two of three shards: the answers of the third have no verdict.
-    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2]]) == 2
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--runs", run_file, "--out", out, *vshards[:2]]) == 2
     assert "the verdicts: no verdict for" in capsys.readouterr().err
     # A shard graded under another rule set (as if by another judge.py).
     lines = [json.loads(x) for x in open(vshards[2], encoding="utf-8")]
     lines[0]["rules_sha256"] = "0" * 64
     odd = tmp_path / "verdicts.odd.jsonl"
     odd.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
-    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards[:2], str(odd)]) == 2
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--runs", run_file, "--out", out, *vshards[:2], str(odd)]) == 2
     assert "another rule set" in capsys.readouterr().err
     # Verdicts of answers the run files do not hold.
     other = str(tmp_path / "oracle.jsonl")
     assert run_cli(run.main, ["--config", config, "--backend", "oracle", "--out", other]) == 0
     foreign = str(tmp_path / "verdicts.oracle.jsonl")
     assert run_cli(judge.main, ["--config", config, "--runs", other, "--out", foreign]) == 0
-    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards, foreign]) == 2
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--runs", run_file, "--out", out, *vshards, foreign]) == 2
     assert "do not hold" in capsys.readouterr().err
     assert not os.path.exists(out)
-    assert run_cli(merge.main, ["--verdicts", "--runs", run_file, "--out", out, *vshards]) == 0
+    assert run_cli(merge.main, ["--config", config, "--verdicts", "--runs", run_file, "--out", out, *vshards]) == 0
 
 
 def test_merge_refuses_run_shards_of_another_dataset_than_the_config(tmp_path, fake_llm, capsys):

@@ -1,0 +1,824 @@
+"""Every number of a comparison, defined once: what happened to each question, the metrics vector
+of each system, the paired cluster bootstrap between systems, gap closed, the noise floor and
+the minimum detectable difference, and how each number is written for people. score.py
+computes through this module and writes scores.json; check.py computes its verdicts through it;
+report.py reads scores.json and writes numbers with the same functions.
+
+The rule for repeats (run.py --repeat N): every figure of a system is over all its repeats,
+each repeat's record of a question counting once (accuracy is the mean over repeats of each
+repeat's accuracy; counts such as failure causes and errors add up over repeats); the
+accuracy of each repeat is shown beside it, with the noise floor. A paired difference is taken
+question by question between the systems' means over their repeats. With one repeat each, all
+of this is the plain figure of that run.
+
+Answerability is interface.is_answerable's, and nothing here defines it again.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from grading import RULES_SHA256, exact_match, locomo_category, states_value, token_f1
+from interface import (BUDGET_FIELD, CONTROL_NAMES, InputError, is_answerable, match_verdicts, no_evidence_reason,
+                       read_verdicts)
+
+# Where a wrong answer came from, checked in this order (the first that applies), and what each
+# means in the report's words.
+FAILURE_CAUSES = {
+    "error": "the run or the judge call failed",
+    "unparseable": "the judge's output was not a verdict",
+    "judge_disagreement": "the rules and the LLM judge decide differently",
+    "unmeasurable": "no provenance, or no gold evidence, to tell where it went wrong",
+    "retrieval_miss": "at least one evidence turn was never retrieved (whatever became of the others)",
+    "budget_miss": "every evidence turn was retrieved, and at least one was cut by the token budget",
+    "reader_miss": "every evidence turn in the context, and still wrong (for an unanswerable question: answered "
+                   "instead of declining)",
+}
+RESAMPLES, SEED = 10000, 0
+# Resamples drawn at once: bounds the memory of the bootstrap (block x clusters counts).
+BOOTSTRAP_BLOCK = 1000
+KEEP_COUNTS_MAX = 25_000_000  # resamples x clusters kept in memory as float32 counts (100 MB)
+# Two-sided 95% confidence and 80% power: the minimum detectable difference of a paired
+# comparison is (z_0.975 + z_0.80) times the standard error of the paired difference.
+Z95, Z80 = 1.959964, 0.841621
+ALL = "all"  # the repeat key of a system's figures over all its repeats
+
+
+# ---------------------------------------------------------------------------------------------
+# Small numbers
+# ---------------------------------------------------------------------------------------------
+
+def mean(xs: list) -> float | None:
+    """Arithmetic mean; None for an empty list (not measurable, never NaN)."""
+    return sum(xs) / len(xs) if xs else None
+
+
+def share(flags: list, why_empty: str) -> tuple[float | None, str | None]:
+    """The share of true flags, or (None, why) when there is nothing to measure."""
+    return (mean([bool(f) for f in flags]), None) if flags else (None, why_empty)
+
+
+def percentile(sorted_xs, q: float) -> float:
+    """The q-quantile of a sorted sequence by the nearest-rank method (no interpolation)."""
+    return float(sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))])
+
+
+# ---------------------------------------------------------------------------------------------
+# One question: its verdict, and what happened to it
+# ---------------------------------------------------------------------------------------------
+
+def pair_verdicts(records: list[dict], path: str | None) -> list[tuple[dict, dict | None]]:
+    """Each run record with its verdict from the verdicts file at `path` (None for a
+    retrieval-only record, which has no answer to grade), refusing verdicts that do not belong
+    to exactly these records under one grader: a missing verdict, one graded on another dataset
+    or against another gold, answer or annotation, by another rule set than this code's, or by a
+    mix of judges (InputError)."""
+    graded = [r for r in records if not r["retrieval_only"]]
+    if graded and path is None:
+        raise InputError(f"the run of {graded[0]['backend']!r} holds answers to grade (retrieval_only is false): "
+                         f"pass --verdicts results/verdicts.jsonl from judge.py")
+    m = match_verdicts(graded, read_verdicts(path) if path else {}, RULES_SHA256)
+    m.refuse(path, "rerun judge.py on these runs")
+    return [(r, None) for r in records if r["retrieval_only"]] + m.pairs
+
+
+def failure_cause(rec: dict, v: dict | None) -> str | None:
+    """Where a wrong answer came from, one cause per question (None for a right answer or an
+    ungraded one), the first that applies: the run or judge failed (error); the judge's output
+    was unparseable; the rules and the LLM judge would decide differently (judge_disagreement);
+    no provenance, or no gold evidence, to tell (unmeasurable); at least one evidence turn was
+    never retrieved (retrieval_miss, whatever became of the others); every evidence turn was
+    retrieved but at least one was cut by the budget (budget_miss); every evidence turn in the
+    context and still wrong (reader_miss; for an unanswerable question, any wrong answer: the
+    reader answered instead of declining).
+
+    A partition: a turn that search never found is a retrieval failure that no budget could
+    repair, so it takes precedence over a turn the budget cut."""
+    if v is None or v["verdict"] == "correct":
+        return None
+    if rec["error"] is not None or v["judge_error"] is not None:
+        return "error"
+    if v["verdict"] == "unparseable":
+        return "unparseable"
+    if v["by"] == "llm" and v["rules_only_verdict"] not in (None, v["verdict"]):
+        return "judge_disagreement"
+    if not rec["evidence"]:
+        return "reader_miss" if not is_answerable(rec) else "unmeasurable"
+    if rec["context_ids"] is None or rec["retrieved_ids"] is None:
+        return "unmeasurable"
+    if set(rec["evidence"]) - set(rec["retrieved_ids"]):
+        return "retrieval_miss"
+    if set(rec["evidence"]) - set(rec["context_ids"]):
+        return "budget_miss"
+    return "reader_miss"
+
+
+def question_row(rec: dict, v: dict | None, label: str) -> dict:
+    """The per-question facts every metric is computed from (and scores.json's `questions`)."""
+    answer = rec["answer"]
+    row = {"system": label, "qid": rec["qid"], "case_id": rec["case_id"], "cluster": rec["cluster"],
+           "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
+           "answerable": is_answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
+           "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
+           "rules_only_verdict": v["rules_only_verdict"] if v and v["by"] == "llm" else None,
+           "judge_error": v["judge_error"] if v else None,
+           "exact_match": None, "token_f1": None, "contradicts": None,
+           # How much of the evidence search found and the budget kept: the counts behind the
+           # cause, so `jq` can tell a partial retrieval_miss from a total one.
+           "evidence_n": len(rec["evidence"]), "evidence_retrieved": None, "evidence_in_context": None,
+           "evidence_note": no_evidence_reason(rec) if not rec["evidence"] and is_answerable(rec) else None}
+    if rec["evidence"] and rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
+        row["evidence_retrieved"] = len(set(rec["evidence"]) & set(rec["retrieved_ids"]))
+        row["evidence_in_context"] = len(set(rec["evidence"]) & set(rec["context_ids"]))
+    if v is not None:
+        row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer, locomo_category(rec))
+        row["token_f1"] = token_f1(rec["gold_answer"], answer, locomo_category(rec)) if answer is not None else 0.0
+        outdated = rec["meta"].get("outdated_answers") or []  # an optional annotation
+        if outdated and answer is not None:
+            # Stating a replaced value as the answer; naming it beside the current one is history.
+            row["contradicts"] = (any(states_value(answer, o) for o in outdated)
+                                  and not states_value(answer, rec["gold_answer"]))
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# One system: the metrics vector, over all its repeats
+# ---------------------------------------------------------------------------------------------
+
+def recall_metrics(recs: list[dict]) -> dict:
+    """Retrieval recall from provenance, and keyword recall (needs none), with reasons."""
+    with_evidence = [r for r in recs if r["evidence"]]
+    measured = [r for r in with_evidence if r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    # Why recall is missing matters: a failed question retrieved nothing to measure, while a
+    # hit without source ids came back but cannot be traced to stored turns.
+    failed = sum(1 for r in with_evidence if r["error"] is not None)
+    unknown = len(with_evidence) - len(measured) - failed
+    why = "; ".join(([f"{failed} failed"] if failed else []) +
+                    ([f"{unknown} returned hits without provenance (source ids)"] if unknown else []))
+    unlabelled = sum(1 for r in recs if not r["evidence"] and is_answerable(r))
+    notes = []
+    if not with_evidence:
+        notes.append("no question has gold evidence")
+    elif not measured:
+        notes.append(f"not measurable: of {len(with_evidence)} questions with evidence, {why}")
+    elif len(measured) < len(with_evidence):
+        notes.append(f"measured on {len(measured)} of {len(with_evidence)} questions with evidence ({why})")
+    if unlabelled and with_evidence:
+        notes.append(f"{unlabelled} answerable question record(s) name no gold evidence (meta.no_evidence): graded "
+                     f"for accuracy, left out of recall")
+    keyworded = [r for r in recs if r["keyword_ranks"] is not None]
+    kw_note = None if keyworded else ("no question has keywords (meta.keywords)" if not any(
+        r["meta"].get("keywords") for r in recs) else "every question with keywords failed")  # optional annotation
+    return {
+        "recall_any_at_k": mean([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured]),
+        "recall_all_in_context": mean([set(r["evidence"]) <= set(r["context_ids"]) for r in measured]),
+        "recall_n": len(measured), "recall_note": "; ".join(notes) or None,
+        "keyword_recall_at_k": mean([bool(r["keyword_ranks"]) for r in keyworded]),
+        "keyword_recall_in_context": mean([any(k <= r["hits_kept"] for k in r["keyword_ranks"]) for r in keyworded]),
+        "keyword_recall_n": len(keyworded), "keyword_recall_note": kw_note,
+    }
+
+
+def staleness_metrics(recs: list[dict]) -> dict:
+    """Of the items placed in context for annotated questions, the share superseded by a newer
+    stored item (meta.superseded_evidence); needs provenance."""
+    annotated = [r for r in recs if r["meta"].get("superseded_evidence")]  # an optional annotation
+    traced = [r for r in annotated if r["context_ids"] is not None]
+    stale = sum(len(set(r["context_ids"]) & set(r["meta"]["superseded_evidence"])) for r in traced)
+    items = sum(len(r["context_ids"]) for r in traced)
+    if not annotated:
+        note = "the dataset marks no superseded evidence (meta.superseded_evidence)"
+    elif not traced:
+        note = "needs provenance: no annotated question's context has source ids"
+    elif not items:
+        note = "no item reached the context of an annotated question"
+    elif len(traced) < len(annotated):
+        note = f"measured on {len(traced)} of {len(annotated)} annotated questions (the rest lack provenance)"
+    else:
+        note = None
+    return {"staleness": stale / items if items else None, "staleness_note": note, "staleness_n": len(traced)}
+
+
+def contradiction_metrics(rows: list[dict]) -> dict:
+    """Of the answered questions with meta.outdated_answers, the share whose answer states a
+    replaced value (question_row decides each, with the grader's normalization)."""
+    contradiction, note = share([x["contradicts"] for x in rows if x["contradicts"] is not None],
+                                "no answered question has outdated values (meta.outdated_answers)"
+                                if any(x["correct"] is not None for x in rows) else
+                                "no answers were graded (retrieval-only run)")
+    return {"contradiction": contradiction, "contradiction_note": note}
+
+
+def write_precision_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Of the items stored, the share that ever reached a context that produced a correct
+    answer. Items are counted per case and repeat (ids are unique within a case only), so this
+    is a property of the whole run, not of a question type."""
+    stored = sum({(r["case_id"], r["repeat"]): r["added_items"] or 0 for r in recs}.values())
+    graded = [(r, x) for r, x in zip(recs, rows) if x["correct"] is not None]
+    note = None
+    if not stored:
+        wp, note = None, "the system stored nothing (a control, or every ingestion failed)"
+    elif not graded:
+        wp, note = None, "no answers were graded (retrieval-only run)"
+    elif any(x["correct"] and r["context_ids"] is None for r, x in graded):
+        wp, note = None, "needs provenance: a correct answer's context has no source ids"
+    else:
+        useful = {(r["case_id"], r["repeat"], i) for r, x in graded if x["correct"] for i in r["context_ids"]}
+        wp = len(useful) / stored
+    return {"write_precision": wp, "write_precision_note": note, "stored_items": stored}
+
+
+def answer_metrics(rows: list[dict]) -> dict:
+    """Judged accuracy, exact match and token F1 of some question rows: on answerable questions
+    (the headline), on unanswerable ones apart, and on both; the mean over repeats of each
+    repeat's figure, which with every repeat holding the same questions is the mean over all
+    rows."""
+    graded = [x for x in rows if x["correct"] is not None]
+    ans = [x for x in graded if x["answerable"]]
+    una = [x for x in graded if not x["answerable"]]
+    return {
+        "accuracy": mean([x["correct"] for x in ans]), "accuracy_n": len(ans),
+        "abstention_accuracy": mean([x["correct"] for x in una]), "abstention_n": len(una),
+        "accuracy_all": mean([x["correct"] for x in graded]),
+        "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+        # EM and F1 on the same questions as the headline accuracy: an abstention gold ("I don't
+        # know") would otherwise credit the `none` control with exact matches it got by declining.
+        "exact_match": mean([x["exact_match"] for x in ans]), "token_f1": mean([x["token_f1"] for x in ans]),
+        "abstention_exact_match": mean([x["exact_match"] for x in una]),
+        "abstention_token_f1": mean([x["token_f1"] for x in una]),
+    }
+
+
+def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
+    """Per question type, the same functions on the type's questions: accuracy, EM and F1 (on
+    all of the type: an unanswerable type is its own abstention score), retrieval and keyword
+    recall, staleness and contradiction, and how many of its records are answerable (a type
+    none of whose questions is answerable is shown apart). Write precision is per stored item,
+    not per type."""
+    groups: dict = defaultdict(list)
+    for r, x in zip(recs, rows):
+        groups[x["type"]].append((r, x))
+    out = {}
+    for t, items in sorted(groups.items()):
+        trecs, trows = [r for r, _ in items], [x for _, x in items]
+        graded = [x for x in trows if x["correct"] is not None]
+        out[t] = {"n": len({x["qid"] for x in trows}), "answerable_n": len({x["qid"] for x in trows if x["answerable"]}),
+                  "accuracy": mean([x["correct"] for x in graded]),
+                  "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+                  "exact_match": mean([x["exact_match"] for x in graded]),
+                  "token_f1": mean([x["token_f1"] for x in graded]),
+                  **recall_metrics(trecs), **staleness_metrics(trecs), **contradiction_metrics(trows)}
+    return out
+
+
+def usage_counts(asked: list[dict], field: str) -> tuple[list[int], int]:
+    """The endpoint's token counts of one kind over the answer calls that reported one, and how
+    many calls reported none (a missing count is not measured, never 0)."""
+    counts = [r["usage"][field] for r in asked if r["usage"] is not None and r["usage"][field] is not None]
+    return counts, len(asked) - len(counts)
+
+
+def cost_metrics(recs: list[dict]) -> dict:
+    """Tokens and calls: the context, the answer model's usage, and the system's own model."""
+    asked = [r for r in recs if not r["retrieval_only"]]
+    prompt, prompt_missing = usage_counts(asked, "prompt_tokens")
+    completion, completion_missing = usage_counts(asked, "completion_tokens")
+    failed = sum(1 for r in asked if r["error"] is not None)
+    if not asked:
+        usage_note = "no answer model was asked (retrieval-only run)"
+    elif not prompt and not completion:
+        usage_note = (f"the endpoint reported no token usage on any of the {len(asked)} answer calls"
+                      + (f" ({failed} of them failed)" if failed else ""))
+    elif prompt_missing or completion_missing:
+        usage_note = (f"counted on the calls that reported usage: {prompt_missing} of {len(asked)} answer calls gave "
+                      f"no prompt token count, {completion_missing} no completion token count"
+                      + (f" ({failed} of the calls failed)" if failed else ""))
+    else:
+        usage_note = None
+    per_case = {(r["case_id"], r["repeat"]): r["internal_usage"] for r in recs if r["internal_usage"] is not None}
+    internal = {k: sum(u[k] for u in per_case.values())
+                for k in ("calls", "cached", "prompt_tokens", "completion_tokens", "prompt_tokens_missing",
+                          "completion_tokens_missing")} if per_case else None
+    if internal is None:
+        internal_note = ("the system calls no model of its own" if not any(r["internal_model"] for r in recs) else
+                         "not counted: the backend calls a model but exposes no llm_client to count its calls through")
+    elif internal["prompt_tokens_missing"] or internal["completion_tokens_missing"]:
+        internal_note = (f"token counts are of the calls that reported usage: {internal['prompt_tokens_missing']} of "
+                         f"{internal['calls']} internal calls gave no prompt token count, "
+                         f"{internal['completion_tokens_missing']} no completion token count")
+    else:
+        internal_note = None
+    tokens = [r["context_tokens"] for r in recs if r["context_tokens"] is not None]
+    return {
+        "mean_context_tokens": mean(tokens), "total_context_tokens": sum(tokens) if tokens else None,
+        "context_tokens_note": None if tokens else "no context was built (every question failed)",
+        "answer_calls": len(asked), "answer_calls_cached": sum(1 for r in asked if r["cached"]),
+        "answer_requests": sum(1 + r["retries"] for r in asked if not r["cached"]),
+        "prompt_tokens": sum(prompt) if prompt else None, "prompt_tokens_missing": prompt_missing,
+        "completion_tokens": sum(completion) if completion else None, "completion_tokens_missing": completion_missing,
+        "mean_prompt_tokens": mean(prompt), "mean_completion_tokens": mean(completion),
+        "usage_note": usage_note,
+        "internal_usage": internal, "internal_usage_note": internal_note,
+    }
+
+
+def latency_metrics(recs: list[dict]) -> dict:
+    """Ingest and flush seconds per case, search latency, and the store size they were measured
+    at; whether answer calls were in flight (sharing the CPU with a local model) during search."""
+    cases = {(r["case_id"], r["repeat"]): r for r in recs if r["ingest_s"] is not None}
+    searches = {(r["qid"], r["repeat"]): r for r in recs if r["search_ms"] is not None}
+    ms = sorted(r["search_ms"] for r in searches.values())
+    sizes = [r["added_items"] for r in cases.values() if r["added_items"]]
+    contended = [r["search_calls_in_flight"] > 0 for r in searches.values() if r["search_calls_in_flight"] is not None]
+
+    def stat(xs: list) -> dict | None:
+        return {"mean": mean(xs), "p50": percentile(sorted(xs), 0.5), "max": max(xs)} if xs else None
+    # Controls are computed by run.py itself: nothing is stored, flushed or searched.
+    control = all(r["backend"] in CONTROL_NAMES for r in recs)
+    ingest_note = None if cases else ("a control stores nothing" if control else
+                                      "no ingestion was timed (every case failed)")
+    search_note = None if ms else ("a control searches nothing" if control else
+                                   "no search was timed (every question failed)")
+    return {"ingest_s": stat([r["ingest_s"] for r in cases.values()]),
+            "flush_s": stat([r["flush_s"] for r in cases.values()]), "ingest_s_note": ingest_note,
+            "search_ms_p50": percentile(ms, 0.5) if ms else None,
+            "search_ms_p95": percentile(ms, 0.95) if ms else None,
+            "search_ms_max": ms[-1] if ms else None, "search_ms_note": search_note,
+            "store_items_mean": mean(sizes), "store_items_max": max(sizes) if sizes else None,
+            "store_items_note": None if sizes else (ingest_note or "every ingestion stored nothing"),
+            "search_contended_share": mean(contended),
+            "search_contended_note": None if contended else (search_note or "search_calls_in_flight not recorded")}
+
+
+def k_limited_metrics(recs: list[dict]) -> dict:
+    """The share of records whose context was bounded by k, not by the budget: the search
+    returned exactly top_k hits and the budget cut none (run.py's `k_limited`). High at a large
+    budget, it says the budget curve is flat because k ran out, not because the ranker is good."""
+    flags = [r["k_limited"] for r in recs if r["k_limited"] is not None]
+    if not flags:
+        note = f"k_limited is null on all {len(recs)} records (no search was made: failed questions)"
+    elif len(flags) < len(recs):
+        note = f"measured on {len(flags)} of {len(recs)} records (the rest failed before a search)"
+    else:
+        note = None
+    return {"k_limited_share": mean([bool(f) for f in flags]), "k_limited_n": len(flags), "k_limited_note": note}
+
+
+def score_system(recs: list[dict], rows: list[dict]) -> dict:
+    """Every number of one system's row from its run records and their question rows (in the
+    same order), over all its repeats."""
+    first = recs[0]
+    graded = [x for x in rows if x["correct"] is not None]
+    causes = Counter(x["cause"] for x in graded if x["cause"] is not None)
+    errors = [r["error"] or x["judge_error"] for r, x in zip(recs, rows)
+              if r["error"] is not None or x["judge_error"] is not None]
+    return {
+        "backend": first["backend"], "backend_id": first["backend_id"], "backend_version": first["backend_version"],
+        "budget": first[BUDGET_FIELD], "internal_model": first["internal_model"], "flush_note": first["flush_note"],
+        "time_aware": first["time_aware"], "extra_wait_s": first["extra_wait_s"],
+        "retrieval_only": first["retrieval_only"],
+        "n": len({x["qid"] for x in rows}), "records": len(rows), "cases": len({x["case_id"] for x in rows}),
+        "graded": len(graded), "correct": sum(x["correct"] for x in graded),
+        **answer_metrics(rows),
+        "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
+        "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
+        "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
+        "by_type": type_metrics(recs, rows), **recall_metrics(recs),
+        "searched": sum(1 for r in recs if r["error"] is None),
+        "hits_without_provenance": sum(1 for r in recs if r["error"] is None and r["retrieved_ids"] is None),
+        **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),
+        **cost_metrics(recs), **latency_metrics(recs), **k_limited_metrics(recs),
+        "errors": len(errors), "first_error": errors[0] if errors else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The paired cluster bootstrap
+# ---------------------------------------------------------------------------------------------
+
+class ClusterBootstrap:
+    """Resamples of whole clusters with replacement, shared by every statistic of one budget
+    (common random numbers: each interval is drawn from the same resamples). Questions of one
+    case, and cases cut from one conversation, are not independent (seed guide, section 7).
+
+    A resample is a vector of counts, how often each cluster was drawn; a statistic's total in
+    every resample is then one matrix product, so thousands of resamples cost milliseconds per
+    statistic instead of a Python loop per draw."""
+
+    def __init__(self, clusters: list, resamples: int, seed: int) -> None:
+        self.clusters = sorted(clusters)
+        self.index = {c: i for i, c in enumerate(self.clusters)}
+        self.resamples, self.seed = resamples, seed
+        # Drawing the counts costs more than using them: keep them when they fit in memory
+        # (10,000 resamples of 2,000 clusters: 80 MB), else draw them again for each use.
+        self._kept = [] if resamples * len(self.clusters) <= KEEP_COUNTS_MAX else None
+
+    def counts(self):
+        """Blocks of resamples as cluster-count matrices (block x clusters), the same every call."""
+        if self._kept:
+            yield from self._kept
+            return
+        n = len(self.clusters)
+        for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
+            rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
+            rng = np.random.default_rng([self.seed, start])
+            draws = rng.integers(0, n, size=(rows, n))
+            flat = (np.arange(rows)[:, None] * n + draws).ravel()
+            block = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float32)
+            if self._kept is not None:
+                self._kept.append(block)
+            yield block
+
+    def totals(self, columns: np.ndarray) -> np.ndarray:
+        """Per-cluster sums (clusters x statistics) -> their totals in each resample
+        (resamples x statistics). Every column here holds whole numbers (questions, correct
+        answers), and float32 adds whole numbers exactly below 2^24; a resample's total is at
+        most clusters x the largest cluster value, and when that bound is not below 2^24 the
+        sums are taken in float64 instead."""
+        if len(columns) and np.abs(columns).max() * len(self.clusters) >= 2 ** 24:
+            return np.vstack([block.astype(np.float64) @ columns for block in self.counts()])
+        return np.vstack([block @ columns.astype(np.float32) for block in self.counts()]).astype(np.float64)
+
+    def column(self, per_cluster: dict) -> np.ndarray:
+        """A {cluster: value} mapping as a column over this bootstrap's clusters (0 elsewhere)."""
+        col = np.zeros(len(self.clusters))
+        for c, v in per_cluster.items():
+            col[self.index[c]] = v
+        return col
+
+
+def interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    """The 95% percentile interval of a statistic's resampled values (NaN = undefined in that
+    resample, dropped); None when more than 5% are undefined."""
+    ok = np.sort(values[~np.isnan(values)])
+    if len(ok) < 0.95 * len(values) or not len(ok):
+        return None, None
+    return percentile(ok, 0.025), percentile(ok, 0.975)
+
+
+def selections(row: dict) -> tuple[str, str]:
+    """The two selections of questions a row counts in: answerable or unanswerable, and its type."""
+    return ("answerable" if row["answerable"] else "unanswerable"), f"type:{row['type']}"
+
+
+class BudgetStats:
+    """Every bootstrap statistic of one budget from one pass over its resamples: per cluster, the
+    correct answers of each system (per repeat, and over all its repeats) on each selection of
+    questions (answerable, unanswerable, each type) and the number of questions in each
+    selection, totalled in every resample by a single matrix product. Within a budget every
+    system and repeat holds the same questions (interface.load_comparison), so a paired
+    difference is a difference of totals."""
+
+    def __init__(self, rows: dict, resamples: int, seed: int) -> None:
+        """rows: {label: {repeat: [question row]}} of one budget."""
+        self.repeats = {label: len(reps) for label, reps in rows.items()}
+        self.counts: dict | None = None  # selection -> Counter(cluster: questions)
+        self.hits: dict = {}    # ((label, repeat or ALL), selection) -> Counter(cluster: correct answers)
+        for label, reps in rows.items():
+            for rep, xs in reps.items():
+                counts: dict = defaultdict(Counter)
+                for x in xs:
+                    if x["correct"] is None:
+                        continue
+                    for sel in selections(x):
+                        counts[sel][x["cluster"]] += 1
+                        if x["correct"]:
+                            self.hits.setdefault(((label, rep), sel), Counter())[x["cluster"]] += 1
+                            self.hits.setdefault(((label, ALL), sel), Counter())[x["cluster"]] += 1
+                if self.counts is None:
+                    self.counts = dict(counts)
+                elif counts != self.counts:
+                    raise RuntimeError(f"{label} repeat {rep} graded other questions")  # a contract bug
+        clusters = sorted({x["cluster"] for reps in rows.values() for xs in reps.values() for x in xs})
+        self.boot = ClusterBootstrap(clusters, resamples, seed)
+        self.index: dict = {}
+        columns = []
+        for key, per_cluster in list(self.counts.items()) + list(self.hits.items()):
+            self.index[key] = len(columns)
+            columns.append(self.boot.column(per_cluster))
+        self.t = self.boot.totals(np.column_stack(columns)) if columns else None
+
+    def accuracy(self, key: tuple, sel: str) -> tuple[float | None, np.ndarray | None]:
+        """The accuracy of (label, repeat or ALL) on a selection: its point and its value in
+        every resample (NaN where the resample drew no question of the selection)."""
+        n = sum(self.counts[sel].values()) if sel in self.counts else 0
+        if not n:
+            return None, None
+        r = 1 if key[1] != ALL else self.repeats[key[0]]
+        den = self.t[:, self.index[sel]] * r
+        hits = self.t[:, self.index[(key, sel)]] if (key, sel) in self.index else np.zeros(len(den))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sum(self.hits.get((key, sel), {}).values()) / (n * r), np.where(den > 0, hits / den, np.nan)
+
+    def paired(self, a: tuple, b: tuple, sel: str) -> dict | None:
+        """A's accuracy minus B's on the selection, question by question: the point, the 95%
+        interval and the standard error of the resampled differences; no interval from a single
+        cluster (resampling one cluster always draws it, and a zero width would read as
+        certainty). None when no question of the selection was graded."""
+        pa, ta = self.accuracy(a, sel)
+        pb, tb = self.accuracy(b, sel)
+        if pa is None:
+            return None
+        out = {"difference": pa - pb, "ci_low": None, "ci_high": None, "standard_error": None,
+               "questions": sum(self.counts[sel].values()), "clusters": len(self.counts[sel])}
+        if out["clusters"] > 1:
+            d = ta - tb
+            out["ci_low"], out["ci_high"] = interval(d)
+            out["standard_error"] = float(np.nanstd(d))
+        return out
+
+    def gap_closed(self, label: str, none: str, oracle: str) -> dict:
+        """(system - none) / (oracle - none) on answerable questions, over all repeats, with its
+        interval: how much of the distance from no memory to perfect evidence a system covers,
+        which reads the same for a strong or a weak answer model."""
+        (s, ts), (z, tz), (o, to) = (self.accuracy((k, ALL), "answerable") for k in (label, none, oracle))
+        if s is None:
+            return {"gap_closed": None, "gap_closed_ci": None, "gap_closed_note": "no answerable question was graded"}
+        if o - z <= 0:
+            return {"gap_closed": None, "gap_closed_ci": None,
+                    "gap_closed_note": "not defined: the oracle control does not score above none"}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo, hi = interval(np.where(to > tz, (ts - tz) / (to - tz), np.nan))
+        return {"gap_closed": (s - z) / (o - z), "gap_closed_ci": None if lo is None else [lo, hi],
+                "gap_closed_note": None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Between systems: the noise floor, paired differences, the minimum detectable difference
+# ---------------------------------------------------------------------------------------------
+
+def system_label(rec: dict, several_budgets: bool) -> str:
+    """One row per system and budget: a budget sweep's budgets are rows of their own; repeats
+    are folded into their system's row."""
+    return f"{rec['backend']}@{rec[BUDGET_FIELD]}" if several_budgets else rec["backend"]
+
+
+def noise_half_width(system: dict) -> float | None:
+    """How far from zero a repeat of this system wandered: the larger end of its interval."""
+    floor = system["noise_floor"]
+    if not floor or floor["ci_low"] is None:
+        return None
+    return max(abs(floor["ci_low"]), abs(floor["ci_high"]))
+
+
+def minimum_detectable(difference: dict | None) -> float | None:
+    """The smallest true paired difference this comparison detects with 80% power at 95%
+    confidence: (z_0.975 + z_0.80) x the bootstrap standard error of the paired difference."""
+    if difference is None or difference["standard_error"] is None:
+        return None
+    return (Z95 + Z80) * difference["standard_error"]
+
+
+MDD_FORMULA = ("(1.960 + 0.842) x the bootstrap standard error of the paired difference to the baseline on "
+               "answerable questions: the smallest true difference detected with 80% power at 95% confidence; the "
+               "largest over the systems compared")
+
+
+class Scoring:
+    """Every number of one comparison, from its (run record, verdict or None) pairs: the
+    question rows, each system's metrics vector (over all its repeats), and one BudgetStats
+    per budget for the intervals. score.py writes them; check.py reads its verdicts off them."""
+
+    def __init__(self, pairs: list[tuple[dict, dict | None]], resamples: int = RESAMPLES, seed: int = SEED) -> None:
+        self.resamples, self.seed = resamples, seed
+        self.budgets = sorted({r[BUDGET_FIELD] for r, _ in pairs})
+        several = len(self.budgets) > 1
+        grouped: dict = defaultdict(lambda: defaultdict(list))  # label -> repeat -> [(rec, row)]
+        for r, v in pairs:
+            label = system_label(r, several)
+            grouped[label][r["repeat"]].append((r, question_row(r, v, label)))
+        self.budget_of = {label: reps[min(reps)][0][0][BUDGET_FIELD] for label, reps in grouped.items()}
+        self.stats = {b: BudgetStats({label: {rep: [x for _, x in items] for rep, items in reps.items()}
+                                      for label, reps in grouped.items() if self.budget_of[label] == b},
+                                     resamples, seed) for b in self.budgets}
+        self.questions = [x for reps in grouped.values() for rep in sorted(reps) for _, x in reps[rep]]
+        self.systems = {}
+        for label, reps in grouped.items():
+            items = [item for rep in sorted(reps) for item in reps[rep]]
+            self.systems[label] = {"label": label, **score_system([r for r, _ in items], [x for _, x in items]),
+                                   **self.repeat_metrics(label, {rep: [x for _, x in xs] for rep, xs in reps.items()})}
+        for label, s in self.systems.items():
+            s.update(self.gap_closed(label))
+
+    def labels(self, budget: int) -> list[str]:
+        """The system rows of one budget."""
+        return [label for label in self.systems if self.budget_of[label] == budget]
+
+    def control(self, name: str, budget: int) -> str | None:
+        """The label of a control's row at a budget, or None when it was not run."""
+        return next((label for label in self.labels(budget) if self.systems[label]["backend"] == name), None)
+
+    def paired(self, a: str, b: str, sel: str = "answerable") -> dict | None:
+        """System a minus system b (labels of one budget) over all their repeats."""
+        return self.stats[self.budget_of[a]].paired((a, ALL), (b, ALL), sel)
+
+    def repeat_metrics(self, label: str, rows_by_repeat: dict) -> dict:
+        """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat
+        0 of the same system, paired over questions, with its interval (seed guide, section 9.3)."""
+        accs = {r: answer_metrics(rows)["accuracy"] for r, rows in sorted(rows_by_repeat.items())}
+        if len(accs) < 2:
+            return {"repeats": len(accs), "repeat_accuracy": None, "noise_floor": None,
+                    "noise_floor_note": "a single repeat: run with --repeat 2 or more to measure the noise floor"}
+        values = [a for a in accs.values() if a is not None]
+        floor = self.stats[self.budget_of[label]].paired((label, 1), (label, 0), "answerable")
+        return {"repeats": len(accs), "repeat_accuracy": {
+                    "per_repeat": list(accs.values()), "mean": mean(values),
+                    "sd": statistics.stdev(values) if len(values) > 1 else None,
+                    "min": min(values) if values else None, "max": max(values) if values else None},
+                "noise_floor": floor, "noise_floor_note": None if floor else "no graded answers to compare"}
+
+    def gap_closed(self, label: str) -> dict:
+        """Gap closed between the none and oracle controls of the label's budget."""
+        budget = self.budget_of[label]
+        none, oracle = self.control("none", budget), self.control("oracle", budget)
+        if none is None or oracle is None:
+            return {"gap_closed": None, "gap_closed_ci": None,
+                    "gap_closed_note": "needs both the none and oracle controls in the comparison"}
+        return self.stats[budget].gap_closed(label, none, oracle)
+
+    def baseline_label(self, baseline: str, budget: int) -> str | None:
+        """The baseline's row at a budget (baseline: its display name)."""
+        return next((label for label in self.labels(budget) if self.systems[label]["backend"] == baseline), None)
+
+    def differences(self, baseline: str) -> list[dict]:
+        """Each system (not a control) against the baseline, budget by budget: the headline over
+        answerable questions, per question type, and abstention (unanswerable questions) on its
+        own; whether the interval separates them, whether the difference is no larger than
+        either system's noise floor, and the minimum detectable difference of the pair."""
+        out = []
+        for budget in self.budgets:
+            base = self.baseline_label(baseline, budget)
+            stats = self.stats[budget]
+            types = sorted({sel[5:] for sel in stats.counts if sel.startswith("type:")})
+            for s in row_order([self.systems[x] for x in self.labels(budget)], baseline):
+                if s["backend"] in CONTROL_NAMES or s["backend"] == baseline or s["graded"] == 0:
+                    continue
+                d = self.paired(s["label"], base)
+                floors = [w for w in (noise_half_width(self.systems[base]), noise_half_width(s)) if w is not None]
+                floor = max(floors) if floors else None
+                out.append({"system": s["label"], "baseline": base, "budget": budget,
+                            **(d or {"difference": None, "ci_low": None, "ci_high": None, "standard_error": None,
+                                     "questions": 0, "clusters": 0}),
+                            "cases": s["cases"],
+                            "separated": None if d is None or d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"],
+                            "minimum_detectable_difference": minimum_detectable(d),
+                            "abstention": self.paired(s["label"], base, "unanswerable"),
+                            "by_type": {t: self.paired(s["label"], base, f"type:{t}") for t in types},
+                            "noise_floor": floor,
+                            "within_noise_floor": None if floor is None or d is None else abs(d["difference"]) <= floor})
+        return out
+
+    def minimum_detectable_difference(self, differences: list[dict]) -> dict:
+        """Per budget, the minimum detectable difference of the comparison: the largest over the
+        systems compared with the baseline (each difference carries its own)."""
+        out = {}
+        for budget in self.budgets:
+            values = [d["minimum_detectable_difference"] for d in differences if d["budget"] == budget]
+            measured = [v for v in values if v is not None]
+            if measured:
+                out[str(budget)] = {"value": max(measured), "method": "paired_bootstrap_se", "formula": MDD_FORMULA,
+                                    "note": None}
+                continue
+            note = ("no system besides the baseline and the controls is compared" if not values else
+                    "needs at least two clusters of graded answerable questions")
+            if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
+                note = "no answer was graded (a retrieval-only run)"
+            out[str(budget)] = {"value": None, "method": "paired_bootstrap_se", "formula": MDD_FORMULA, "note": note}
+        return out
+
+    def scores(self, baseline: str) -> dict:
+        """The numbers of scores.json: the system rows in reading order, the differences to the
+        baseline, the minimum detectable difference and the per-question rows."""
+        differences = self.differences(baseline)
+        return {"budgets": self.budgets, "resamples": self.resamples, "seed": self.seed,
+                "systems": row_order(list(self.systems.values()), baseline), "differences": differences,
+                "minimum_detectable_difference": self.minimum_detectable_difference(differences),
+                "questions": self.questions}
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers and words for people: score.py's stdout and the report write every number with these
+# ---------------------------------------------------------------------------------------------
+
+def row_order(systems: list[dict], baseline: str) -> list[dict]:
+    """Per budget: the controls (none, oracle, full_context), then the baseline, then the other
+    systems by name."""
+    def key(s: dict) -> tuple:
+        control = s["backend"] in CONTROL_NAMES
+        return (s["budget"], 0 if control else 1,
+                CONTROL_NAMES.index(s["backend"]) if control else (0 if s["backend"] == baseline else 1), s["label"])
+    return sorted(systems, key=key)
+
+
+def rate(x: float | None, signed: bool = False) -> str:
+    """A rate, share or latency for reading: 3 significant digits in fixed notation (0.400,
+    0.0333, 1.00, 12.3, 1234, never 1.2e+03); n/a for not measured, never 0."""
+    if x is None:
+        return "n/a"
+    if x == 0:
+        return "0.00"
+    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
+    text = f"{x:.{decimals}f}"
+    if float(text) != 0 and len(text.lstrip("-").replace(".", "").lstrip("0")) > 3 and decimals:
+        text = f"{x:.{decimals - 1}f}"  # 0.9996 rounds up to 1.000: one decimal fewer keeps 3 digits
+    return ("+" if signed and x > 0 else "") + text
+
+
+def whole(x: float | None) -> str:
+    """Token counts: whole numbers (half up, as people round) with thousands separators."""
+    return "n/a" if x is None else f"{math.floor(x + 0.5):,}"
+
+
+def interval_text(d: dict | None) -> str:
+    """A paired difference with its 95% interval: +0.050 [+0.000, +0.125]."""
+    if d is None or d["difference"] is None:
+        return "n/a"
+    if d["ci_low"] is None:
+        return f"{rate(d['difference'], True)} (no interval)"
+    return f"{rate(d['difference'], True)} [{rate(d['ci_low'], True)}, {rate(d['ci_high'], True)}]"
+
+
+def reading(d: dict) -> str:
+    """What a difference to the baseline says, in words."""
+    if d["difference"] is None:
+        return "not comparable"
+    if d["within_noise_floor"]:
+        return "within the noise floor"
+    if d["separated"] is None:
+        return "no interval (one cluster)"
+    return ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+
+
+def mdd_text(m: dict) -> str:
+    """The minimum detectable difference of a budget, with how it was computed, or why it is n/a."""
+    return f"n/a ({m['note']})" if m["value"] is None else f"{rate(m['value'])}, {m['formula']}"
+
+
+def noise_floor_text(s: dict) -> str:
+    """A system's noise floor (its repeat 1 minus repeat 0, with the interval), or why none."""
+    return interval_text(s["noise_floor"]) if s["noise_floor"] else f"n/a ({s['noise_floor_note']})"
+
+
+def control_lines(scores: dict) -> list[str]:
+    """Without check.py's verdicts: what the controls scored, per answerable type, and where the
+    systems fall between them, in numbers only (names in `backticks`); whether that is within
+    their limits is check.py's verdict, per question type against config.yaml's thresholds."""
+    lines = []
+    for budget in scores["budgets"]:
+        systems = [s for s in scores["systems"] if s["budget"] == budget]
+        at = f" (budget {budget:,})" if len(scores["budgets"]) > 1 else ""
+        by = {s["backend"]: s for s in systems}
+        for name, what, key in (("none", "no memory at all", "none_max"),
+                                ("oracle", "exactly the gold evidence", "oracle_min")):
+            c = by.get(name)  # a control may be absent from the comparison
+            if c is None or c["accuracy"] is None:
+                continue
+            types = ", ".join(f"{t} {rate(v['accuracy'])} (n={v['n']})" for t, v in c["by_type"].items()
+                              if v["answerable_n"] and v["accuracy"] is not None)
+            lines.append(f"The `{name}` control ({what}) answers {rate(c['accuracy'])} of answerable questions{at}; "
+                         f"per type: {types or 'none graded'}. Whether that is within its limits is check.py's "
+                         f"verdict (config.yaml checks.{key}, per type): run check.py and pass --checks.")
+        none, oracle = by.get("none"), by.get("oracle")
+        for s in systems:
+            if s["backend"] in CONTROL_NAMES or s["accuracy"] is None:
+                continue
+            if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
+                lines.append(f"`{s['label']}` answers fewer answerable questions ({rate(s['accuracy'])}) than the "
+                             f"`none` control ({rate(none['accuracy'])}){at}: its context misleads the answer model.")
+            if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
+                lines.append(f"`{s['label']}` scores above the oracle ({rate(s['accuracy'])} against "
+                             f"{rate(oracle['accuracy'])}){at}: audit the evidence labels of the questions it gets "
+                             f"right and the oracle does not.")
+    return lines
+
+
+def disclosures(systems: list[dict]) -> list[str]:
+    """Every deviation of a system from the contract that a reader must know (seed guide,
+    section 10), one line each, names in `backticks`: hits without provenance, an unverified
+    flush, a model of its own, time-aware search, an extra wait, failed questions."""
+    lines, seen = [], set()
+    for s in systems:
+        name = s["backend"]
+        if name not in seen and name not in CONTROL_NAMES and s["hits_without_provenance"]:
+            lines.append(f"`{name}` returned hits without provenance (source ids) on {s['hits_without_provenance']} of "
+                         f"{s['searched']} questions, so its retrieval recall, staleness and write precision are n/a "
+                         f"there; keyword recall needs no provenance.")
+        if name not in seen and s["flush_note"]:
+            lines.append(f"`{name}` does not verify that what it stored is searchable: {s['flush_note']} (an "
+                         f"unverified assumption).")
+        if name not in seen and s["internal_model"]:
+            lines.append(f"`{name}` calls a model of its own during ingestion or search: `{s['internal_model']}`.")
+        if name not in seen and s["time_aware"]:
+            lines.append(f"`{name}` searched with each question's date as \"now\" (time-aware search), which the "
+                         f"other systems did not.")
+        if name not in seen and s["extra_wait_s"]:
+            lines.append(f"`{name}` waited {s['extra_wait_s']:g} s more after flush than the others (run.py "
+                         f"--extra-wait-s).")
+        if s["errors"]:
+            lines.append(f"`{s['label']}`: {s['errors']} of {s['records']} question records failed (run or judge "
+                         f"errors) and count as incorrect; the first: `{s['first_error']}`")
+        seen.add(name)
+    return lines
