@@ -14,7 +14,9 @@ What it does (see data/IMPORTING.md for the reasons):
   - evidence strings that name real turns in a malformed way ("D8:6; D9:17", "D:11:26",
     "D30:05", ids joined by spaces) are repaired; strings that name no real turn are dropped;
     every repair and drop is reported and kept in question meta;
-  - an answerable question (categories 1-4) left with no evidence is dropped and reported;
+  - an answerable question (categories 1-4) whose raw evidence is empty (4 of category 3) is
+    kept and graded, with meta.no_evidence saying why (its recall is not defined) and reported;
+    one whose evidence strings all named no turn would be dropped and reported;
   - asked_at = the time of the last session that has turns (questions carry no date);
   - observation / session_summary / event_summary are never read (they leak answers).
 
@@ -36,7 +38,7 @@ sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import (CaseWriter, Report, answer_text, base_parser,  # noqa: E402
                               iter_json_array, require)
-from interface import UNANSWERABLE_TYPES, InputError, run_cli, sha256_file  # noqa: E402
+from interface import InputError, is_answerable, run_cli, sha256_file  # noqa: E402
 
 # Verified against the paper's counts and the official scoring code (shared/datasets/README.md);
 # several public harnesses swap these.
@@ -44,6 +46,7 @@ CATEGORY_TYPES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_ho
 # The official scorer counts a category-5 answer right when it says the information is not
 # there ("not mentioned" / "no information available"), so that is the gold.
 ADVERSARIAL_GOLD = "Not mentioned in the conversation"
+NO_EVIDENCE = "LoCoMo lists no evidence turn for this question"
 
 SESSION_KEY = re.compile(r"session_(\d+)")
 DATE_KEY = re.compile(r"session_(\d+)_date_time")
@@ -218,13 +221,18 @@ def convert_conversation(record: Any, where: str, sha: str, variant: str, captio
             if not gold.strip():
                 raise InputError(f"{q_where}: field 'answer' is empty")
         text = require(qa, "question", str, q_where)
-        if not evidence and CATEGORY_TYPES[category] not in UNANSWERABLE_TYPES:
-            # The contract needs evidence for an answerable question (the oracle control and
-            # recall are built on it), and the raw file gives none that names a turn.
-            report.note("question_dropped_no_evidence", f"{q_where}: category {category} question with no "
-                        f"evidence naming a turn (raw evidence {qa['evidence']!r}); dropped")
-            dropped_questions.append(qid)
-            continue
+        if not evidence and is_answerable({"type": CATEGORY_TYPES[category], "meta": meta}):
+            if qa["evidence"]:
+                # Its evidence named turns that are not in the conversation: the labels are broken.
+                report.note("question_dropped_no_evidence", f"{q_where}: category {category} question with no "
+                            f"evidence naming a turn (raw evidence {qa['evidence']!r}); dropped")
+                dropped_questions.append(qid)
+                continue
+            # LoCoMo lists no evidence for it, and its published figures count it: graded for
+            # accuracy, its recall undefined (the oracle gets an empty context), said in meta.
+            meta["no_evidence"] = NO_EVIDENCE
+            report.note("question_kept_no_evidence", f"{q_where}: category {category} question with an empty "
+                        f"evidence list; kept and graded, recall not defined")
         if repaired:
             meta["repaired_evidence"] = repaired
         if dropped:

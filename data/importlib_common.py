@@ -10,10 +10,9 @@ import json
 import os
 import re
 import sys
-import tempfile
 from typing import IO, Any, Iterator
 
-from interface import QUESTION_TYPES, InputError, dumps, not_utf8_error, validate_case
+from interface import QUESTION_TYPES, InputError, atomic_open, dumps, not_utf8_error, validate_case
 
 # 1 MiB of text per read: big enough that LongMemEval-M (about 5 MB per record) needs only a
 # few reads per record, small enough that memory stays at one record plus one chunk.
@@ -208,8 +207,9 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 
 class CaseWriter:
-    """Validate each case against the contract and stream it to a temp file next to the output;
-    os.replace on a clean exit, so a failed import never leaves a partial file behind."""
+    """Validate each case against the contract and stream it to a temp file next to the output
+    (interface.atomic_open), which replaces the output on a clean exit only, so a failed import
+    never leaves a partial file behind."""
 
     def __init__(self, out_path: str, report: Report, force: bool = False) -> None:
         if os.path.exists(out_path) and not force:
@@ -218,15 +218,12 @@ class CaseWriter:
         self.report = report
         self.seen_cases: set = set()
         self.seen_qids: set = set()
+        self._open: Any = None
         self._fh: IO[str] | None = None
-        self._tmp = ""
 
     def __enter__(self) -> "CaseWriter":
-        folder = os.path.dirname(os.path.abspath(self.out_path))
-        os.makedirs(folder, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-",
-                                         suffix=os.path.basename(self.out_path))
-        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+        self._open = atomic_open(self.out_path)
+        self._fh = self._open.__enter__()
         return self
 
     def write(self, case: dict, where: str) -> None:
@@ -237,15 +234,11 @@ class CaseWriter:
         self.report.count_case(case)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        assert self._fh is not None
-        self._fh.close()
         if exc_type is None and self.report.cases == 0:
-            os.unlink(self._tmp)
-            raise InputError(f"{self.out_path}: the import produced no cases; nothing written")
-        if exc_type is None:
-            os.replace(self._tmp, self.out_path)
-        elif os.path.exists(self._tmp):
-            os.unlink(self._tmp)
+            empty = InputError(f"{self.out_path}: the import produced no cases; nothing written")
+            self._open.__exit__(InputError, empty, None)  # the temp file is removed
+            raise empty
+        self._open.__exit__(exc_type, exc, tb)
 
 
 def base_parser(doc: str) -> argparse.ArgumentParser:

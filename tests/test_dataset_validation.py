@@ -39,6 +39,7 @@ BAD = {
     "bad_asked_at": (lambda cs: cs[1]["questions"][2].update(asked_at="yesterday"), ":2:", "'asked_at'"),
     "sessions_out_of_order": (lambda cs: cs[0]["sessions"].reverse(), ":1:", "chronological"),
     "abstention_with_evidence": (lambda cs: cs[0]["questions"][2].update(evidence=["c001-s1t1"]), ":1:", "abstention"),
+    "answerable_without_evidence": (lambda cs: cs[0]["questions"][0].update(evidence=[]), ":1:", "meta.no_evidence"),
     "meta_not_object": (lambda cs: cs[0].update(meta=[1]), ":1:", "'meta'"),
     "question_not_object": (lambda cs: cs[1]["questions"].append("what?"), ":2:", "questions[3]"),
 }
@@ -52,6 +53,13 @@ def test_bad_dataset_exits_2_naming_path_line_and_field(tmp_path, kind):
     assert r.returncode == 2, r.stderr
     assert f"{path}{line}" in r.stderr and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_answerable_question_without_evidence_is_valid_when_meta_says_why(tmp_path):
+    def mutate(cs: list) -> None:
+        cs[0]["questions"][0].update(evidence=[], meta={"no_evidence": "the source lists no evidence"})
+    r = script("interface.py", "validate", dump(tmp_path / "ok.jsonl", break_case(mutate)))
+    assert r.returncode == 0, r.stderr
 
 
 def test_invalid_json_line_is_named(tmp_path):

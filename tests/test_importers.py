@@ -22,8 +22,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from interface import (EXIT_BAD_INPUT, InputError, dataset_counts, load_dataset,  # noqa: E402
+import metrics  # noqa: E402
+from interface import (EXIT_BAD_INPUT, InputError, dataset_counts, is_answerable, load_dataset,  # noqa: E402
                        parse_time, run_cli)
+from records import run_record, verdict_for  # noqa: E402
 
 SHARED = os.path.join(ROOT, "..", "shared", "datasets")
 LOCOMO = os.path.join(SHARED, "locomo", "locomo10.json")
@@ -143,12 +145,12 @@ def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], st
 def test_locomo_pinned_counts(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
     counts = dataset_counts(cases)
-    # 1,986 questions in the file, less the 4 answerable ones that name no evidence at all.
-    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1982)
-    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 92,
+    # Every one of the file's 1,986 questions, as LoCoMo's published figures count them.
+    assert (counts["cases"], counts["sessions"], counts["turns"], counts["questions"]) == (10, 272, 5882, 1986)
+    assert counts["questions_by_type"] == {"multi_hop": 282, "temporal": 321, "open_domain": 96,
                                            "single_hop": 841, "adversarial": 446}
-    assert "10 cases, 272 sessions, 5882 turns, 1982 questions" in err
-    assert ("noted items: empty_session_skipped 16, question_dropped_no_evidence 4, evidence_repaired 6, "
+    assert "10 cases, 272 sessions, 5882 turns, 1986 questions" in err
+    assert ("noted items: empty_session_skipped 16, question_kept_no_evidence 4, evidence_repaired 6, "
             "adversarial_answer_kept_in_meta 2, evidence_missing_turn 2, evidence_malformed 1, "
             "evidence_duplicate 1") in err
 
@@ -177,7 +179,7 @@ def test_locomo_category_mapping_and_adversarial_gold(locomo_run: tuple) -> None
                 assert q["gold_answer"] != q["meta"]["adversarial_answer"]
             else:
                 assert q["gold_answer"] == str(qa[i]["answer"])  # integers become strings
-                assert q["evidence"]
+                assert q["evidence"] or q["meta"]["no_evidence"] == locomo_mod.NO_EVIDENCE
 
 
 # Every evidence string of locomo10.json that is not a dia_id of its conversation (the scan in
@@ -193,7 +195,7 @@ LOCOMO_REPAIRS = {
 # Session 10 of conv-42 ends at D10:16 and session 4 of conv-47 at D4:25; "D" names nothing.
 LOCOMO_DROPPED_EVIDENCE = {("conv-42-q58", "D10:19"), ("conv-42-q88", "D"), ("conv-47-q38", "D4:36")}
 # Category 3 questions whose raw evidence list is empty.
-LOCOMO_DROPPED_QUESTIONS = {"conv-26-q30", "conv-26-q46", "conv-50-q39", "conv-50-q42"}
+LOCOMO_NO_EVIDENCE = {"conv-26-q30", "conv-26-q46", "conv-50-q39", "conv-50-q42"}
 
 
 def test_locomo_every_bad_evidence_string_is_pinned() -> None:
@@ -208,7 +210,7 @@ def test_locomo_every_bad_evidence_string_is_pinned() -> None:
             if not qa["evidence"] and qa["category"] != 5:
                 empty.add(qid)
     assert bad == set(LOCOMO_REPAIRS) | LOCOMO_DROPPED_EVIDENCE
-    assert empty == LOCOMO_DROPPED_QUESTIONS
+    assert empty == LOCOMO_NO_EVIDENCE
 
 
 def test_locomo_malformed_evidence_naming_real_turns_is_repaired(locomo_run: tuple) -> None:
@@ -238,13 +240,23 @@ def test_locomo_evidence_naming_no_turn_is_dropped_and_reported(locomo_run: tupl
     assert questions["conv-50-q5"]["evidence"].count("D4:5") == 1
 
 
-def test_locomo_answerable_questions_without_evidence_are_dropped_with_a_count(locomo_run: tuple) -> None:
+def test_locomo_answerable_questions_without_evidence_are_kept_graded_and_reported(locomo_run: tuple) -> None:
     cases, err, _ = locomo_run
-    qids = {q["qid"] for c in cases for q in c["questions"]}
-    assert not qids & LOCOMO_DROPPED_QUESTIONS
-    assert {qid for c in cases for qid in c["meta"]["dropped_questions"]} == LOCOMO_DROPPED_QUESTIONS
-    lines = [ln for ln in err.splitlines() if ln.startswith("question_dropped_no_evidence:")]
-    assert len(lines) == 4 and all("category 3 question" in ln for ln in lines)
+    questions = {q["qid"]: q for c in cases for q in c["questions"]}
+    assert {qid for qid, q in questions.items() if not q["evidence"] and q["type"] != "adversarial"} == \
+        LOCOMO_NO_EVIDENCE
+    assert all(questions[qid]["meta"]["no_evidence"] == locomo_mod.NO_EVIDENCE and is_answerable(questions[qid])
+               for qid in LOCOMO_NO_EVIDENCE)
+    assert not any(c["meta"]["dropped_questions"] for c in cases)
+    lines = [ln for ln in err.splitlines() if ln.startswith("question_kept_no_evidence:")]
+    assert len(lines) == 4 and all("category 3 question" in ln and "recall not defined" in ln for ln in lines)
+    # Graded for accuracy, their recall is null with the reason, and a wrong answer's cause is
+    # unmeasurable (there is no evidence to tell retrieval from reading).
+    q = questions["conv-26-q30"]
+    r = run_record("oracle", q["qid"], "conv-26", "no", [], [], meta=q["meta"], type=q["type"])
+    row = metrics.question_row(r, verdict_for(r, "incorrect"), "oracle")
+    assert row["evidence_note"] == locomo_mod.NO_EVIDENCE and row["cause"] == "unmeasurable"
+    assert row["evidence_retrieved"] is None and row["answerable"]
 
 
 def test_locomo_sessions_turns_and_empty_sessions(locomo_run: tuple) -> None:
