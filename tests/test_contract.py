@@ -358,9 +358,8 @@ def test_score_checks_the_runs_against_the_manifest_dataset_and_its_question_cou
 def test_files_written_atomically_get_the_usual_permissions(tmp_path):
     import stat
     from interface import write_atomic
-    path = tmp_path / "report.md"
-    write_atomic(str(path), "x")
-    mode = stat.S_IMODE(os.stat(path).st_mode)
     umask = os.umask(0)
     os.umask(umask)
-    assert mode == 0o666 & ~umask
+    for name, data in (("report.md", "x"), ("report-accuracy.png", b"\x89PNG")):  # text, and a plot's bytes
+        write_atomic(str(tmp_path / name), data)
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o666 & ~umask

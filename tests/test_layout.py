@@ -1,0 +1,69 @@
+"""How the code is laid out, checked: no stage imports another stage, interface.py imports
+nothing from backends/, backends/ import no top-level script, a backend is given its own config
+section and the harness keys only, and answerability has one definition."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+import backends
+import backends.keyword
+from backends import HARNESS_KEYS, load_backend
+from conftest import ROOT, write_config
+from interface import load_config
+
+# The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
+# modules are shared (interface, context, llm, grading, metrics, processes).
+STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit"}
+SCRIPTS = STAGES | {"serve"}
+
+
+def imports(path: str) -> set[str]:
+    """The top-level modules a file imports."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_no_stage_imports_another_stage():
+    for stage in sorted(STAGES):
+        assert not imports(os.path.join(ROOT, f"{stage}.py")) & (STAGES - {stage}), stage
+
+
+def test_interface_imports_nothing_from_backends_and_backends_import_no_script():
+    assert "backends" not in imports(os.path.join(ROOT, "interface.py"))
+    folder = os.path.join(ROOT, "backends")
+    for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
+        assert not imports(os.path.join(folder, name)) & SCRIPTS, name
+
+
+def test_a_backend_gets_its_own_section_and_the_harness_keys_never_the_dataset(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(backends.keyword, "create", lambda section, config: seen.append((section, config)))
+    cfg = load_config(write_config(tmp_path, backends={"keyword": {"k1": 1}, "hash": {"dim": 8}}))
+    load_backend("keyword", cfg)
+    section, config = seen[0]
+    assert section == {"k1": 1} and set(config) == set(HARNESS_KEYS)
+    assert cfg["dataset"] not in repr(config) and "backends" not in config
+
+
+def test_answerability_has_one_definition():
+    # interface.is_answerable decides it for every number and check; grading.py may say whether
+    # a gold declines, for its rubric. No other module of the harness defines answerability or
+    # reads the types that decide it.
+    pattern = re.compile(r"def is_\w*answerable\(|UNANSWERABLE_TYPES")
+    found = set()
+    for folder in ("", "backends"):
+        for name in os.listdir(os.path.join(ROOT, folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(ROOT, folder, name), encoding="utf-8") as fh:
+                    if pattern.search(fh.read()):
+                        found.add(os.path.join(folder, name))
+    assert found <= {"interface.py", "grading.py"}, found
