@@ -241,17 +241,27 @@ def part_startup(folder: str) -> None:
           f"python -c 'import run': median {sorted(t_import)[2]:.2f} s")
 
 
-def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> tuple[list[str], str]:
+def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> tuple[list[str], str, str]:
     """Run files and verdicts of `systems` systems over the same questions, built with the test
-    suite's record builders (every field run.py and judge.py write)."""
+    suite's record builders (every field run.py and judge.py write), and a manifest naming the
+    dataset they hold (the runs are held against it)."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from records import run_record, verdict_for  # noqa: E402
+    from pathlib import Path
+
+    from records import run_record, verdict_for, write_dataset  # noqa: E402
     rng = random.Random(3)
+    every = [[run_record(f"s{s}", f"q{q}", f"c{q % cases}", "yes" if rng.random() < 0.3 + 0.05 * s else "no",
+                         [f"t{q}"], [f"t{q}"] if rng.random() < 0.7 else [f"t{q + 1}"],
+                         type=("single_hop", "temporal", "abstention")[q % 3]) for q in range(questions)]
+             for s in range(systems)]
+    dataset = os.path.join(folder, f"score-{cases}-cases.jsonl")
+    sha = write_dataset(Path(dataset), [r for recs in every for r in recs])
+    manifest = os.path.join(folder, f"score-{cases}-manifest.json")
+    with open(manifest, "w", encoding="utf-8") as fh:
+        json.dump({"dataset": dataset, "dataset_sha256": sha}, fh)
     runs, verdicts = [], []
-    for s in range(systems):
-        recs = [run_record(f"s{s}", f"q{q}", f"c{q % cases}", "yes" if rng.random() < 0.3 + 0.05 * s else "no",
-                           [f"t{q}"], [f"t{q}"] if rng.random() < 0.7 else [f"t{q + 1}"],
-                           type=("single_hop", "temporal", "abstention")[q % 3]) for q in range(questions)]
+    for s, recs in enumerate(every):
+        recs = [{**r, "dataset_sha256": sha} for r in recs]
         path = os.path.join(folder, f"score-{cases}-s{s}.jsonl")
         with open(path, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in recs)
@@ -260,7 +270,7 @@ def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> 
     path = os.path.join(folder, f"score-{cases}-verdicts.jsonl")
     with open(path, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(v) + "\n" for v in verdicts)
-    return runs, path
+    return runs, path, manifest
 
 
 def plain_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[float, float]:
@@ -283,11 +293,12 @@ def plain_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[floa
 
 def part_score(folder: str, resamples: int) -> None:
     for cases in (400, 2000):
-        runs, verdicts = scored_comparison(folder, systems=6, questions=2000, cases=cases)
+        runs, verdicts, manifest = scored_comparison(folder, systems=6, questions=2000, cases=cases)
         out = os.path.join(folder, f"scores-{cases}.json")
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline", "s0",
-                        "--resamples", str(resamples), "--json", out], cwd=ROOT, check=True, capture_output=True)
+                        "--manifest", manifest, "--resamples", str(resamples), "--json", out], cwd=ROOT, check=True,
+                       capture_output=True)
         took = time.perf_counter() - t0
         with open(out, encoding="utf-8") as fh:
             scores = json.load(fh)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from conftest import write_config
 from grading import RULES_SHA256
 from interface import RUN_FORMAT, VERDICT_FORMAT, dumps, is_answerable, sha256_file, verdict_identity
 
@@ -82,6 +81,7 @@ def write_comparison(tmp_path, systems: dict, correct=lambda r: r["answer"] == "
     verdicts = [verdict_for(r, None, by="run_error") if r["answer"] is None else
                 verdict_for(r, "correct" if correct(r) else "incorrect", by=by)
                 for recs in systems.values() for r in recs if not r["retrieval_only"]]
+    from conftest import write_config  # pytest's: bench/ scripts use the rest of this module without it
     cfg = write_config(tmp_path, dataset=str(tmp_path / "cases.jsonl"), **config)
     return runs, write_jsonl(tmp_path / "verdicts.jsonl", verdicts), cfg
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+import check
 import report
 import score
 from interface import dumps, run_cli, sha256_file
@@ -561,3 +562,35 @@ def test_the_budget_curve_shows_the_k_limited_share(tmp_path):
     assert rows[1] == ["keyword", "0.500 / 1.00 / 0.00", "0.500 / 1.00 / 0.250"]
     assert re.fullmatch(r"0\.500 / 1\.00 / 0\.00 \[\d+\]", rows[2][1])
     assert "k-limited share: measured on 2 of 4 records (the rest failed before a search) (other@500)" in md
+
+
+def test_score_check_and_the_report_show_one_figure_for_a_control_that_differs_between_repeats(tmp_path, capsys):
+    # `none` answers 0 of 8 answerable questions in repeat 0 and 3 of 8 in repeat 1: 3 of 16 over
+    # both repeats, 0.188, in score.py's stdout, check.py's verdict and the report alike. keyword's
+    # two repeats are graded alike (a deterministic endpoint): its noise floor is 0, while the
+    # minimum detectable difference, a property of the sample of questions, is not.
+    def system(name, right, repeat):
+        return [run_record(name, f"q{i}", f"c{i}", "yes" if i in right else "no", ["t1"], ["t1"], repeat=repeat)
+                for i in range(8)]
+    systems = {"none": system("none", set(), 0) + system("none", {0, 1, 2}, 1),
+               "keyword": system("keyword", {0, 2, 4, 6}, 0) + system("keyword", {0, 2, 4, 6}, 1),
+               "other": system("other", {0, 1, 2, 3, 4}, 0) + system("other", {0, 1, 2, 3, 4}, 1)}
+    code, md, paths = build(tmp_path, systems)
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "none (control) | 8 | 0.188 |" in out
+    checks = str(tmp_path / "checks.json")
+    assert run_cli(check.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--manifest",
+                                paths["manifest"], "--config", str(tmp_path / "config.yaml"), "--out", checks]) == 1
+    none = next(c for c in json.load(open(checks))["checks"] if c["id"] == "controls/none")
+    assert none["status"] == "FAIL" and none["summary"].startswith("above its limit on single_hop 0.188 (n=8")
+    rows = {r[0]: dict(zip(table_after(md, "Results")[0], r)) for r in table_after(md, "Results")[1:]}
+    assert rows["none (control)"]["accuracy"] == "0.188"
+    assert rows["**keyword** (baseline)"]["noise floor"] == "0.00 [0.00, 0.00]"
+    scores = json.load(open(paths["scores"]))
+    mdd = scores["minimum_detectable_difference"]["1200"]
+    assert mdd["value"] > 0 and f"Minimum detectable difference: {report.rate(mdd['value'])}, (1.960 + 0.842) x " \
+                                 f"the bootstrap standard error" in md
+    assert "Noise floor: each system's repeat 1 minus its repeat 0" in md
+    html = open(paths["md"][:-3] + ".html", encoding="utf-8").read()
+    assert "<td class=num>0.188</td>" in html
