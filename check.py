@@ -61,7 +61,7 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
                        load_dataset, read_run_files, run_cli, served_model_counts, session_items, sha256_file,
                        write_json_atomic)
-from metrics import Scoring, mean, pair_verdicts, rate, recall_metrics, system_label
+from metrics import Scoring, interval_text, mean, pair_verdicts, rate, recall_metrics, system_label
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
@@ -321,9 +321,10 @@ def check_none(label: str, system: dict, pairs: list, settings: dict) -> dict:
     if not types:
         return result("controls", label, "SKIP", "no answerable question to check", numbers)
     if high:
-        return result("controls", label, "FAIL", f"above its limit on {type_line({t: types[t] for t in high}, limits, 'limit')}"
-                      f"; {len(guessed)} answerable question(s) answered with no memory: their golds can be guessed, "
-                      f"rewrite them with arbitrary specifics", numbers, guessed)
+        over = type_line({t: types[t] for t in high}, limits, "limit")
+        return result("controls", label, "FAIL", f"above its limit on {over}; {len(guessed)} answerable question(s) "
+                      f"answered with no memory: their golds can be guessed, rewrite them with arbitrary specifics",
+                      numbers, guessed)
     tail = f"; {len(guessed)} answered with no memory, listed" if guessed else ""
     return result("controls", label, "PASS", type_line(types, limits, "max") + tail, numbers, guessed)
 
@@ -335,11 +336,13 @@ def check_oracle(label: str, system: dict, pairs: list, settings: dict) -> dict:
     low = [t for t, x in types.items() if x["accuracy"] < limits[t]]
     wrong = [answer_item(r, v) for r, v in sorted(pairs, key=lambda p: (p[0]["type"], p[0]["qid"], p[0]["repeat"]))
              if v["verdict"] != "correct"]
-    numbers = {"by_type": types, "limits": limits, "wrong_by_type": {t: sum(w["type"] == t for w in wrong) for t in types}}
+    numbers = {"by_type": types, "limits": limits,
+               "wrong_by_type": {t: sum(w["type"] == t for w in wrong) for t in types}}
     if low:
-        return result("controls", label, "FAIL", f"below its limit on {type_line({t: types[t] for t in low}, limits, 'limit')}. "
-                      f"Given exactly the evidence, the answer model, prompt or grader fails (or the evidence lists are "
-                      f"incomplete): read its {len(wrong)} wrong answers", numbers, wrong)
+        under = type_line({t: types[t] for t in low}, limits, "limit")
+        return result("controls", label, "FAIL", f"below its limit on {under}. Given exactly the evidence, the answer "
+                      f"model, prompt or grader fails (or the evidence lists are incomplete): read its {len(wrong)} "
+                      f"wrong answers", numbers, wrong)
     return result("controls", label, "PASS", type_line(types, limits, "min"), numbers, wrong)
 
 
@@ -396,8 +399,8 @@ def check_above_oracle(scoring: Scoring, budget: int, sweep: bool, settings: dic
             if d is None or d["ci_low"] is None or d["ci_low"] <= 0:
                 continue
             why = settings["above_oracle"].get(s["backend"])  # a system the config does not name may not
-            item = {"text": f"{label} is above the oracle on {t} by {rate(d['difference'], True)} [{rate(d['ci_low'], True)}, "
-                            f"{rate(d['ci_high'], True)}]" + (f": allowed by checks.above_oracle: {why}" if why else ""),
+            item = {"text": f"{label} is above the oracle on {t} by {interval_text(d)}"
+                            + (f": allowed by checks.above_oracle: {why}" if why else ""),
                     "system": label, "type": t, **d}
             (allowed if why else items).append(item)
     numbers = {"oracle": oracle, "above": [i["system"] + " " + i["type"] for i in items + allowed]}

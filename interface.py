@@ -743,7 +743,8 @@ def contract_problems(rows: list[tuple[str, int, dict]]) -> list[str]:
     problems = [f"field '{f}' differs: " + "; ".join(f"{v!r} in {', '.join(sorted(ps))}" for v, ps in seen.items())
                 for f, seen in values.items() if len(seen) > 1]
     if len({frozenset(b) for b in budgets.values()}) > 1:
-        problems.append(f"field '{BUDGET_FIELD}' differs: " + "; ".join(f"{sorted(b)} in {p}" for p, b in budgets.items()))
+        problems.append(f"field '{BUDGET_FIELD}' differs: "
+                        + "; ".join(f"{sorted(b)} in {p}" for p, b in budgets.items()))
     return problems
 
 

@@ -265,7 +265,8 @@ def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
     for t, items in sorted(groups.items()):
         trecs, trows = [r for r, _ in items], [x for _, x in items]
         graded = [x for x in trows if x["correct"] is not None]
-        out[t] = {"n": len({x["qid"] for x in trows}), "answerable_n": len({x["qid"] for x in trows if x["answerable"]}),
+        out[t] = {"n": len({x["qid"] for x in trows}),
+                  "answerable_n": len({x["qid"] for x in trows if x["answerable"]}),
                   "accuracy": mean([x["correct"] for x in graded]),
                   "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
                   "exact_match": mean([x["exact_match"] for x in graded]),
@@ -657,18 +658,20 @@ class Scoring:
                 if s["backend"] in CONTROL_NAMES or s["backend"] == baseline or s["graded"] == 0:
                     continue
                 d = self.paired(s["label"], base)
+                separated = None if d is None or d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
                 floors = [w for w in (noise_half_width(self.systems[base]), noise_half_width(s)) if w is not None]
                 floor = max(floors) if floors else None
                 out.append({"system": s["label"], "baseline": base, "budget": budget,
                             **(d or {"difference": None, "ci_low": None, "ci_high": None, "standard_error": None,
                                      "questions": 0, "clusters": 0}),
                             "cases": s["cases"],
-                            "separated": None if d is None or d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"],
+                            "separated": separated,
                             "minimum_detectable_difference": minimum_detectable(d),
                             "abstention": self.paired(s["label"], base, "unanswerable"),
                             "by_type": {t: self.paired(s["label"], base, f"type:{t}") for t in types},
                             "noise_floor": floor,
-                            "within_noise_floor": None if floor is None or d is None else abs(d["difference"]) <= floor})
+                            "within_noise_floor": None if floor is None or d is None else
+                            abs(d["difference"]) <= floor})
         return out
 
     def minimum_detectable_difference(self, differences: list[dict]) -> dict:

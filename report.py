@@ -732,7 +732,8 @@ def cost_section(scores: dict, order: list[dict]) -> list:
               "flush s per case", "search ms p50 / p95 / max", "store items per namespace",
               "searches during answer calls"]
     blocks: list = [Heading(2, "Cost and latency", "cost"),
-                    Para(segs("Per system, over all repeats. Tokens are whole; prompt and completion tokens are the endpoint's "
+                    Para(segs("Per system, over all repeats. Tokens are whole; prompt and completion tokens are the "
+                              "endpoint's "
                               "own counts, over the calls that reported one (a call without a count is left out and "
                               "counted in a note, never taken as 0). Internal model: the calls a system makes to a "
                               "model of its own, apart from the answer calls. Search latency is measured at the store "

@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
     system = make_system(a.backend, cfg)
 
-    identity = {"format": RUN_FORMAT, "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
+    identity = {"format": RUN_FORMAT,
+                "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
                 "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),

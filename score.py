@@ -181,9 +181,9 @@ def cost_line(s: dict) -> str:
     ing, fl = s["ingest_s"], s["flush_s"]
     ingest = (f"ingest {rate(ing['mean'])} s/case (p50 {rate(ing['p50'])}, max {rate(ing['max'])}), flush "
               f"{rate(fl['mean'])} s (max {rate(fl['max'])})" if ing else f"ingest n/a ({s['ingest_s_note']})")
+    store = na(whole(s["store_items_mean"]), s["store_items_mean"], s["store_items_note"])
     search = (f"search p50 {rate(s['search_ms_p50'])} / p95 {rate(s['search_ms_p95'])} / max "
-              f"{rate(s['search_ms_max'])} ms at {na(whole(s['store_items_mean']), s['store_items_mean'], s['store_items_note'])} "
-              f"items per namespace (max {whole(s['store_items_max'])}), "
+              f"{rate(s['search_ms_max'])} ms at {store} items per namespace (max {whole(s['store_items_max'])}), "
               f"{na(rate(s['search_contended_share']), s['search_contended_share'], s['search_contended_note'])} of "
               f"searches while answer calls were in flight"
               if s["search_ms_p95"] is not None else f"search n/a ({s['search_ms_note']})")
@@ -208,7 +208,8 @@ def render_text(scores: dict) -> str:
     (controls, the baseline, the systems), the baseline and the controls marked."""
     systems = scores["systems"]
     out = coverage_banner(scores)
-    out.append("system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS) + " | ctx tokens | search p95 ms | errors")
+    out.append("system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS)
+               + " | ctx tokens | search p95 ms | errors")
     for s in systems:
         out.append(f"{role(s, scores)} | {s['n']} | " + " | ".join(rate(s[key]) for _, key in MAIN_COLUMNS)
                    + f" | {whole(s['mean_context_tokens'])} | {rate(s['search_ms_p95'])} | {s['errors']}")

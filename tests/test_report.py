@@ -13,7 +13,7 @@ import pytest
 import check
 import report
 import score
-from interface import dumps, run_cli, sha256_file
+from interface import run_cli, sha256_file
 from records import run_record, write_comparison
 from report_pipeline import make_report, pipeline
 
