@@ -7,19 +7,17 @@ import json
 
 import judge
 import score
-from conftest import write_config
 from interface import run_cli
-from records import run_record, verdict_for, write_jsonl
+from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
 # The rule set's hash before this rules: verdicts that carry it were made by them.
 RULES_BEFORE = "d8f576e0aeb21b13637b7c9e364043c050a649a7eaef25a5be307691ce889099"
 
 
 def judged(tmp_path, recs: list[dict]) -> dict:
-    runs = write_jsonl(tmp_path / "keyword.jsonl", recs)
-    cfg = write_config(tmp_path, judge_model="fake-judge", workers=1)
-    out = tmp_path / "verdicts.jsonl"
-    assert run_cli(judge.main, ["--config", cfg, "--runs", runs, "--out", str(out)]) == 0
+    runs, _, cfg = write_comparison(tmp_path, {"keyword": recs}, judge_model="fake-judge", workers=1)
+    out = tmp_path / "judged.jsonl"
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", str(out)]) == 0
     return {v["qid"]: v for v in map(json.loads, out.read_text().splitlines())}
 
 
@@ -40,20 +38,19 @@ def test_a_judge_reply_without_a_reason_is_still_a_verdict(tmp_path, fake_llm):
 
 
 def test_score_refuses_verdicts_made_before_these_rules_and_says_to_regrade(tmp_path, capsys):
-    rec = run_record("keyword", "q1", "c1", "yes", [], [])
-    runs = write_jsonl(tmp_path / "keyword.jsonl", [rec])
-    old = verdict_for(rec, "correct", grader={"rules_sha256": RULES_BEFORE, "judge_model": None,
-                                              "judge_prompt_sha256": None})
-    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [old])
-    assert run_cli(score.main, ["--runs", runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
+    runs, verdicts, cfg = write_comparison(tmp_path, {"keyword": [run_record("keyword", "q1", "c1", "yes", [], [])]})
+    old = verdict_for(read_records(runs[0])[0], "correct", grader={"rules_sha256": RULES_BEFORE, "judge_model": None,
+                                                                   "judge_prompt_sha256": None})
+    write_jsonl(tmp_path / "verdicts.jsonl", [old])
+    assert run_cli(score.main, ["--config", cfg, "--runs", *runs, "--verdicts", verdicts, "--baseline", "keyword"]) == 2
     err = capsys.readouterr().err
     assert "another rule set" in err and RULES_BEFORE[:12] in err and "rerun judge.py" in err
 
 
 def test_judge_refuses_to_resume_a_verdicts_file_without_reasons(tmp_path, capsys):
-    rec = run_record("keyword", "q1", "c1", "yes", [], [])
-    runs = write_jsonl(tmp_path / "keyword.jsonl", [rec])
-    out = write_jsonl(tmp_path / "verdicts.jsonl", [verdict_for(rec, "correct")])  # no judge_reason field
-    assert run_cli(judge.main, ["--config", write_config(tmp_path), "--runs", runs, "--out", out]) == 2
+    runs, _, cfg = write_comparison(tmp_path, {"keyword": [run_record("keyword", "q1", "c1", "yes", [], [])]})
+    verdict = verdict_for(read_records(runs[0])[0], "correct")
+    out = write_jsonl(tmp_path / "verdicts.jsonl", [{k: v for k, v in verdict.items() if k != "judge_reason"}])
+    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", out]) == 2
     err = capsys.readouterr().err
     assert "verdicts.jsonl:1" in err and "judge_reason" in err and "--fresh" in err
