@@ -41,9 +41,9 @@ import sys
 from collections import defaultdict
 
 from grading import cohen_kappa, fisher_greater
-from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError, dumps,
-                       not_utf8_error, read_jsonl, record_key, run_cli, sha256_text, write_atomic,
-                       write_json_atomic)
+from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
+                       InputError, check_format, dumps, not_utf8_error, read_jsonl, record_key, run_cli, sha256_text,
+                       write_atomic, write_json_atomic)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
@@ -112,6 +112,7 @@ def sample(a: argparse.Namespace) -> int:
             raise InputError(f"{path}: exists; a sheet may already be labelled: choose another path, or pass --force")
     verdicts = []
     for lineno, v in read_jsonl(a.verdicts):
+        check_format(v, VERDICT_FORMAT, f"{a.verdicts}:{lineno}", "rerun judge.py with --fresh")
         missing = [f for f in SAMPLE_FIELDS if f not in v]
         if missing:
             raise InputError(f"{a.verdicts}:{lineno}: not a verdict of judge.py (no field '{missing[0]}')")
