@@ -467,11 +467,11 @@ def selections(row: dict) -> tuple[str, str]:
 
 class BudgetStats:
     """Every bootstrap statistic of one budget from one pass over its resamples: per cluster, the
-    correct answers of each system (per repeat, and over all its repeats) on each selection of
-    questions (answerable, unanswerable, each type) and the number of questions in each
-    selection, totalled in every resample by a single matrix product. Within a budget every
-    system and repeat holds the same questions (interface.load_comparison), so a paired
-    difference is a difference of totals."""
+    correct answers of each system over all its repeats on each selection of questions
+    (answerable, unanswerable, each type), those of its repeats 0 and 1 on answerable questions
+    (the noise floor), and the number of questions in each selection, totalled in every
+    resample by a single matrix product. Within a budget every system and repeat holds the same
+    questions (interface.load_comparison), so a paired difference is a difference of totals."""
 
     def __init__(self, rows: dict, resamples: int, seed: int) -> None:
         """rows: {label: {repeat: [question row]}} of one budget."""
@@ -487,8 +487,9 @@ class BudgetStats:
                     for sel in selections(x):
                         counts[sel][x["cluster"]] += 1
                         if x["correct"]:
-                            self.hits.setdefault(((label, rep), sel), Counter())[x["cluster"]] += 1
                             self.hits.setdefault(((label, ALL), sel), Counter())[x["cluster"]] += 1
+                            if len(reps) > 1 and rep in (0, 1) and sel == "answerable":
+                                self.hits.setdefault(((label, rep), sel), Counter())[x["cluster"]] += 1
                 if self.counts is None:
                     self.counts = dict(counts)
                 elif counts != self.counts:
