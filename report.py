@@ -1,7 +1,9 @@
 """Write the report people read (seed guide, section 10; the issue "The report people read"):
 results/report.md, a self-contained results/report.html to open from disk, and plots beside
-them, from score.py's numbers, the run records, the verdicts and the manifest, with the
-instrument's checks, the judge's calibration and the human audit when they exist.
+them, with the instrument's checks, the judge's calibration and the human audit when they
+exist. Every number comes from scores.json (score.py, through metrics.py) and is written by
+metrics.py's formatter; the run records and the dataset give the answers and the context turns
+the question explorer shows, and nothing is computed here again.
 
 The report states the fairness contract (what was held constant, and every deviation from it,
 only when present), then the main table (controls first, the baseline marked, each system's
@@ -10,7 +12,7 @@ measured is n/a with its reason as a footnote), the paired difference per questi
 the controls say (check.py's verdicts), accuracy and every memory metric per question type with
 abstention apart, the budget curve, where the wrong answers came from, cost and latency, repeats
 and the noise floor, the judge's calibration and human agreement, the run's facts and the
-commands that reproduce it. Numbers are rounded for reading
+commands that reproduce it. Every figure is over all repeats. Numbers are rounded for reading
 (3 significant digits for rates, whole tokens); the exact values stay in scores.json. A
 retrieval-only run (run.py --retrieval-only) gets the model-free report: the retrieval columns,
 and accuracy marked as not measured.
@@ -696,7 +698,7 @@ def failures_section(scores: dict, order: list[dict], plots: dict, html_name: st
 
 
 def cost_section(scores: dict, order: list[dict]) -> list:
-    """Tokens, calls and latency per system (repeat 0), each n/a with its reason."""
+    """Tokens, calls and latency per system (over all repeats), each n/a with its reason."""
     notes = Footnotes()
     rows = []
     for s in order:
