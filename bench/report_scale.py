@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from grading import RULES_SHA256  # noqa: E402
-from interface import dumps, run_cli, sha256_file, verdict_identity  # noqa: E402
+from interface import RUN_FORMAT, VERDICT_FORMAT, dumps, run_cli, sha256_file, verdict_identity  # noqa: E402
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()
@@ -74,15 +74,18 @@ def record(system: str, case: dict, sha: str, rng: random.Random) -> dict:
         ret = list(dict.fromkeys(ret))
         ctx = ret[:rng.randint(4, len(ret))]
     answer = q["gold_answer"] if rng.random() < 0.4 else "something else: " + text(rng, 8, 16)
-    return {"run_id": "bench", "backend": system, "backend_id": system, "backend_version": "v", "repeat": 0,
+    return {"format": RUN_FORMAT, "run_id": "bench", "backend": system, "backend_id": system, "backend_version": "v",
+            "repeat": 0,
             "time_aware": False, "extra_wait_s": 0.0, "shard": None, "dataset_sha256": sha, "answer_model": "m",
             "prompt_sha256": "p" * 64, "top_k": 10, "tokenizer": "approx", "answer_max_tokens": 64, "seed": 7,
             "retrieval_only": False, "limit": None, "context_token_budget": 1200, "internal_model": None,
-            "flush_note": None, "case_id": case["case_id"], "cluster": case["case_id"], "qid": q["qid"],
+            "flush_note": None, "deterministic": False, "case_id": case["case_id"], "cluster": case["case_id"],
+            "qid": q["qid"],
             "type": q["type"], "question": q["question"], "asked_at": q["asked_at"], "gold_answer": q["gold_answer"],
             "evidence": q["evidence"], "meta": {}, "retrieved_ids": ret, "context_ids": ctx,
             "context_tokens": 30 * len(ctx), "keyword_ranks": None, "hits_returned": len(ret),
-            "hits_kept": len(ctx), "hits_cut": len(ret) - len(ctx), "answer": answer, "served_model": "m",
+            "hits_kept": len(ctx), "hits_cut": len(ret) - len(ctx), "k_limited": False, "answer": answer,
+            "served_model": "m",
             "usage": None, "finish_reason": "stop", "retries": 0, "ingest_s": 0.1, "flush_s": 0.0,
             "added_items": 0 if system in ("none", "oracle", "full_context") else len(ids), "added_sha256": None,
             "internal_usage": None, "search_ms": None if system in ("none", "oracle", "full_context") else 1.0,
@@ -93,12 +96,14 @@ def verdict(rec: dict) -> dict:
     """The verdict judge.py's rules would write (the answer is the gold, or no match)."""
     grader = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_sha256": None}
     right = rec["answer"] == rec["gold_answer"]
-    return {"run_id": rec["run_id"], "backend": rec["backend"], "backend_version": "v", "repeat": 0,
+    return {"format": VERDICT_FORMAT, "run_id": rec["run_id"], "backend": rec["backend"], "backend_version": "v",
+            "repeat": 0,
             "context_token_budget": 1200, "case_id": rec["case_id"], "qid": rec["qid"], "type": rec["type"],
             "question": rec["question"], "gold_answer": rec["gold_answer"], "answer": rec["answer"],
             **verdict_identity(rec, grader), "grader": "rules-only", "rubric": "default",
             "by": "exact" if right else "no_match", "verdict": "correct" if right else "incorrect",
-            "rules_only_verdict": None, "judge_served_model": None, "response_format": None, "cached": False,
+            "judge_reason": None, "rules_only_verdict": None, "judge_served_model": None, "response_format": None,
+            "cached": False,
             "judge_error": None}
 
 
@@ -184,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(manifest, fh)
     scores, report = os.path.join(out, "scores.json"), os.path.join(out, "report", "report.md")
     s = timed(["score.py", "--runs", *runs, "--verdicts", os.path.join(out, "verdicts.jsonl"), "--baseline", "keyword",
-               "--json", scores, "--resamples", "1000"])
+               "--json", scores, "--resamples", "1000", "--manifest", os.path.join(out, "manifest-bench.json")])
     r = timed(["report.py", "--scores", scores, "--manifest", os.path.join(out, "manifest-bench.json"), "--runs", *runs,
                "--verdicts", os.path.join(out, "verdicts.jsonl"), "--out", report])
     html_path = report[:-3] + ".html"
