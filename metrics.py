@@ -675,22 +675,28 @@ class Scoring:
                             abs(d["difference"]) <= floor})
         return out
 
-    def minimum_detectable_difference(self, differences: list[dict]) -> dict:
+    def minimum_detectable_difference(self, differences: list[dict], baseline: str) -> dict:
         """Per budget, the minimum detectable difference of the comparison: the largest over the
-        systems compared with the baseline (each difference carries its own)."""
+        systems compared with the baseline (each difference carries its own); with no system
+        but the controls beside the baseline, the largest over the controls, said so."""
         out = {}
         for budget in self.budgets:
             values = [d["minimum_detectable_difference"] for d in differences if d["budget"] == budget]
+            formula, note = MDD_FORMULA, None
+            if not values:
+                base = self.baseline_label(baseline, budget)
+                values = [minimum_detectable(self.paired(label, base)) for label in self.labels(budget)
+                          if label != base and self.systems[label]["graded"]]
+                formula = MDD_FORMULA.replace("over the systems compared", "over the controls (no other system is "
+                                                                           "compared)")
             measured = [v for v in values if v is not None]
-            if measured:
-                out[str(budget)] = {"value": max(measured), "method": "paired_bootstrap_se", "formula": MDD_FORMULA,
-                                    "note": None}
-                continue
-            note = ("no system besides the baseline and the controls is compared" if not values else
-                    "needs at least two clusters of graded answerable questions")
-            if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
-                note = "no answer was graded (a retrieval-only run)"
-            out[str(budget)] = {"value": None, "method": "paired_bootstrap_se", "formula": MDD_FORMULA, "note": note}
+            if not measured:
+                note = "needs at least two clusters of graded answerable questions" if values else \
+                    "no system is compared with the baseline"
+                if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
+                    note = "no answer was graded (a retrieval-only run)"
+            out[str(budget)] = {"value": max(measured) if measured else None, "method": "paired_bootstrap_se",
+                                "formula": formula, "note": note}
         return out
 
     def scores(self, baseline: str) -> dict:
@@ -699,7 +705,7 @@ class Scoring:
         differences = self.differences(baseline)
         return {"budgets": self.budgets, "resamples": self.resamples, "seed": self.seed,
                 "systems": row_order(list(self.systems.values()), baseline), "differences": differences,
-                "minimum_detectable_difference": self.minimum_detectable_difference(differences),
+                "minimum_detectable_difference": self.minimum_detectable_difference(differences, baseline),
                 "questions": self.questions}
 
 

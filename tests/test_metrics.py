@@ -542,3 +542,13 @@ def test_stdout_prints_the_graders_calibration(tmp_path, capsys):
     assert line == (f"judge calibration of this grader (rules only; rules {RULES_ONLY['rules_sha256'][:12]}, judge none) "
                     f"on data/calibration.jsonl: false accept rate 0.00 (0 of 138), false reject rate 0.228 (28 of "
                     f"123), kappa 0.780, n 261")
+
+
+def test_with_only_the_controls_beside_the_baseline_the_minimum_detectable_difference_is_over_them(tmp_path):
+    # make bench's default systems: the controls and the baseline. No system is compared, yet the
+    # sample's power is still measured, on the controls' paired differences, and said so.
+    b = four_clusters("B", {"q0", "q2"})
+    s, _ = scored(tmp_path, {"none": four_clusters("none", set()), "oracle": four_clusters("oracle", {"q0", "q1", "q3"}),
+                             "B": b + [{**r, "repeat": 1} for r in b]}, "B")
+    mdd = s["minimum_detectable_difference"]["1200"]
+    assert s["differences"] == [] and mdd["value"] > 0 and "over the controls" in mdd["formula"]
