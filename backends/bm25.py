@@ -10,10 +10,13 @@ sides see FTS5's tokens.
 Why not FTS5 itself: at 10k turns a search matched thousands of rows, and SQLite computed
 bm25() for each (a docsize lookup and an instance walk per row) and fetched each row's content
 to sort by timestamp, well over the 5 ms a search may take (`python bench/backend_latency.py
---backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs in Python over
-posting lists, only for turns that share a term, and the top k is picked without sorting every
-match. Fts5Bm25Backend below is the FTS5 backend this replaced; tests/test_backends.py checks
-the two agree Hit for Hit, every score to the bit, on random text, and the bench times both.
+--backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs in numpy over
+posting arrays, and a search stops reading a phrase's postings once no turn found only through
+it could reach the top k (MaxScore, Turtle and Flood 1995): rare phrases are read first, and the
+common ones only looked up for the turns still in the running. Every score is then summed again
+in the query's phrase order, as FTS5 sums, so it is the same double. Fts5Bm25Backend below is
+the FTS5 backend this replaced; tests/test_backends.py checks the two agree Hit for Hit, every
+score to the bit, on random text, and the bench times both.
 """
 from __future__ import annotations
 
@@ -23,11 +26,9 @@ import re
 import sqlite3
 import threading
 from collections import Counter
-from itertools import repeat
-from operator import add
 
-from backends import check_settings
-from backends.keyword import TieOrder, tokens
+from backends import check_settings, require
+from backends.keyword import Postings, TieOrder, tokens
 from interface import Hit, InputError, MemoryItem, parse_time
 
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -35,6 +36,10 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants (sqlite ext/fts5/fts5_aux.c)
 # unicode61's token characters in ASCII are letters and digits, folded to lower case: an ASCII
 # text is split here without a round trip to SQLite (a test checks this against SQLite).
 ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+# Relative slack on the pruning bounds: a bound and the score it bounds are sums of the same
+# terms in different orders, which can differ in the last bits; pruning only what falls short
+# by more than this keeps every turn that could tie.
+SLACK = 1e-9
 
 
 def _sqlite_desc(stamp: str) -> tuple:
@@ -43,20 +48,32 @@ def _sqlite_desc(stamp: str) -> tuple:
     return tuple(-ord(ch) for ch in stamp) + (1,)
 
 
+class _Term:
+    """One term's postings: the positions holding it, a pair id per position, and the largest
+    count and shortest turn among them (its bm25 term can be no larger than theirs)."""
+
+    __slots__ = ("positions", "pids", "max_count", "min_length")
+
+    def __init__(self) -> None:
+        self.positions = Postings()
+        self.pids = Postings()
+        self.max_count = 0
+        self.min_length = 1 << 62
+
+
 class _Namespace:
     """One namespace: stored turns, FTS5 token counts, and term -> postings."""
 
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str]] = []   # (text, item_id, timestamp)
-        self.lengths: list[int] = []                 # FTS5 tokens per turn
         self.total_tokens = 0
         self.order = TieOrder(_sqlite_desc)
-        # term -> (positions, pair id per position). A pair is (count in turn, turn length),
-        # all a term's bm25 weight depends on besides the IDF, so a search computes each
-        # distinct pair's weight once; ids are small ints because tuples rehash on every lookup.
-        self.postings: dict[str, tuple[list[int], list[int]]] = {}
+        # A pair is (count in turn, turn length): all a term's bm25 weight depends on besides
+        # the IDF, so a search computes each distinct pair's weight once, in one array.
+        self.postings: dict[str, _Term] = {}
         self.pair_ids: dict[tuple[int, int], int] = {}
         self.pairs: list[tuple[int, int]] = []
+        self._tf = None                              # (key, ndarray of each pair's tf part)
 
     def pair_id(self, count: int, length: int) -> int:
         """The id of (count, length), registered on first use."""
@@ -65,6 +82,36 @@ class _Namespace:
             pid = self.pair_ids[(count, length)] = len(self.pairs)
             self.pairs.append((count, length))
         return pid
+
+    def tf_parts(self, np):
+        """Each pair's (count (k1 + 1)) / (count + k1 (1 - b + b length / avgdl)), as FTS5
+        computes it; the same for every term, until a turn is added."""
+        key = (len(self.pairs), len(self.rows), self.total_tokens)
+        if self._tf is None or self._tf[0] != key:
+            avgdl = self.total_tokens / len(self.rows)
+            pairs = np.array(self.pairs, dtype=np.float64).reshape(-1, 2)
+            count, length = pairs[:, 0], pairs[:, 1]
+            self._tf = (key, (count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+        return self._tf[1]
+
+
+class _Phrase:
+    """One query phrase's postings in a search: sorted positions, their bm25 terms (computed
+    on demand from pair ids when the phrase is a single term), and an upper bound on them."""
+
+    def __init__(self, positions, idf: float, bound: float, pids=None, weights=None) -> None:
+        self.positions = positions
+        self.idf = idf
+        self.bound = bound
+        self._pids = pids
+        self._weights = weights
+
+    def weights(self, tf, index=None):
+        """The bm25 terms of every position, or of the positions at `index`."""
+        if self._weights is not None:
+            return self._weights if index is None else self._weights[index]
+        pids = self._pids if index is None else self._pids[index]
+        return self.idf * tf[pids]
 
 
 class Bm25Backend:
@@ -84,6 +131,7 @@ class Bm25Backend:
         # check_same_thread=False because the harness searches from worker threads; the lock
         # below is what makes that safe (one connection is not safe for concurrent use), and it
         # also keeps a search from seeing a half-added turn.
+        self._np = require("numpy", "bm25")
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._lock = threading.Lock()
         # A contentless FTS5 table is only a tokenizer: rows go in, fts5vocab reads their tokens
@@ -127,18 +175,25 @@ class Bm25Backend:
                 stamp = it.metadata.get("timestamp", "")
                 pos = space.order.append(stamp)
                 space.rows.append((it.text, it.item_id, stamp))
-                space.lengths.append(len(toks))
-                space.total_tokens += len(toks)
+                length = len(toks)
+                space.total_tokens += length
                 for term, count in Counter(toks).items():
-                    positions, pids = space.postings.setdefault(term, ([], []))
-                    positions.append(pos)
-                    pids.append(space.pair_id(count, len(toks)))
+                    t = space.postings.get(term)
+                    if t is None:
+                        t = space.postings[term] = _Term()
+                    t.positions.append(pos)
+                    t.pids.append(space.pair_id(count, length))
+                    if count > t.max_count:
+                        t.max_count = count
+                    if length < t.min_length:
+                        t.min_length = length
 
     def flush(self, namespace: str, timeout_s: float) -> None:
         return None  # synchronous: searchable as soon as add returns
 
     def search(self, namespace: str, query: str, k: int, now: str | None = None) -> list[Hit]:
         """The k best turns by BM25 (decayed by age at `now` when a half-life is configured)."""
+        np = self._np
         terms = list(dict.fromkeys(tokens(query)))  # unique, in query order: the old MATCH phrases
         if k < 1 or not terms:
             return []
@@ -146,21 +201,103 @@ class Bm25Backend:
             space = self._spaces.get(namespace)
             if space is None or not space.rows:
                 return []
-            scores: dict[int, float] = {}
-            for phrase in self._split(terms):
-                positions, added = self._phrase_terms(space, phrase)
-                # scores[pos] = scores.get(pos, 0.0) + term, phrase after phrase as FTS5 sums
-                # them, with the loop in C (a phrase lists each position once, so each is read
-                # before it is written). A phrase a turn lacks adds 0.0 in FTS5: no change.
-                if scores:
-                    added = map(add, map(scores.get, positions, repeat(0.0)), added)
-                scores.update(zip(positions, added))
+            tf = space.tf_parts(np)
+            phrases = [p for p in (self._phrase(space, ph, tf) for ph in self._split(terms)) if p is not None]
+            if not phrases:
+                return []
             if now is not None and self.half_life_days is not None:
+                # A decayed score has no bound from the phrases alone: every match is scored.
+                positions = np.unique(np.concatenate([p.positions for p in phrases]))
+                scores = self._sum(np, phrases, positions, tf, len(space.rows))
+                scores = dict(zip(positions.tolist(), scores.tolist()))
                 scores = self._decayed(space, scores, now)
-            best = space.order.top(scores, k)
+                best = space.order.top(scores, k)
+                found = [scores[p] for p in best]
+            else:
+                positions = self._contenders(np, phrases, k, len(space.rows), tf)
+                scores = self._sum(np, phrases, positions, tf, len(space.rows))
+                best = space.order.top_arrays(np, positions, scores, k)
+                found = scores[np.searchsorted(positions, best)].tolist() if best else []
             rows = space.rows
-        return [Hit(text=rows[p][0], score=scores[p], source_ids=(rows[p][1],), timestamp=rows[p][2])
-                for p in best]
+        return [Hit(text=rows[p][0], score=s, source_ids=(rows[p][1],), timestamp=rows[p][2])
+                for p, s in zip(best, found)]
+
+    @staticmethod
+    def _contenders(np, phrases: list[_Phrase], k: int, n_rows: int, tf):
+        """Sorted positions that hold every turn whose score could be among the k best (ties
+        included), reading the phrases' postings from the highest bound down and stopping once
+        the phrases left could not lift an unseen turn to the k-th score so far (MaxScore)."""
+        ranked = sorted(phrases, key=lambda p: (-p.bound, len(p.positions)))
+        left = [0.0] * (len(ranked) + 1)  # left[i]: the most phrases i.. can add to one turn
+        for i in range(len(ranked) - 1, -1, -1):
+            left[i] = left[i + 1] + ranked[i].bound
+        # Sums over the phrases read so far, in bound order (bounds on scores, not scores). Every
+        # bm25 term is positive (the IDF floor is 1e-6), so the turns seen are those above 0.
+        partial = np.zeros(n_rows)
+        read = 0.0  # the most the phrases read so far add to a turn: no k-th score exceeds it
+        for i, phrase in enumerate(ranked):
+            if read * (1 + SLACK) > left[i] * (1 - SLACK):  # else no k-th score can exceed left[i]
+                seen = np.flatnonzero(partial)
+                kth = np.partition(partial[seen], len(seen) - k)[len(seen) - k] if len(seen) >= k else 0.0
+                if left[i] * (1 + SLACK) < kth * (1 - SLACK):
+                    # Turns outside `seen` score at most left[i]: they cannot reach the top k.
+                    # A seen turn stays if what it has plus what is left could reach kth.
+                    return seen[partial[seen] + left[i] * (1 + SLACK) >= kth * (1 - SLACK)]
+            partial[phrase.positions] += phrase.weights(tf)
+            read += phrase.bound
+        seen = np.flatnonzero(partial)
+        if len(seen) > k:
+            kth = np.partition(partial[seen], len(seen) - k)[len(seen) - k]
+            return seen[partial[seen] >= kth * (1 - SLACK)]
+        return seen
+
+    @staticmethod
+    def _sum(np, phrases: list[_Phrase], positions, tf, n_rows: int):
+        """The scores of `positions` (sorted), each phrase's term added in query order, as FTS5
+        adds them (so each is the same double); a phrase a turn lacks adds nothing."""
+        total = np.zeros(n_rows)
+        for phrase in phrases:
+            # Adding a whole posting list costs its length; looking the positions up in it,
+            # len(positions) binary searches: whichever is cheaper, into the same sums.
+            if len(phrase.positions) < 4 * len(positions):
+                total[phrase.positions] += phrase.weights(tf)
+            else:
+                index = np.searchsorted(phrase.positions, positions)
+                index[index == len(phrase.positions)] = 0
+                hit = phrase.positions[index] == positions
+                total[positions[hit]] += phrase.weights(tf, index[hit])
+        return total[positions]
+
+    def _phrase(self, space: _Namespace, phrase: list[str], tf) -> _Phrase | None:
+        """A query phrase's postings with its IDF and bound (fts5Bm25Function); None when no
+        turn holds it. Call with the lock held."""
+        np = self._np
+        if not phrase:
+            return None  # a token with no FTS5 token in it ('_') is an empty phrase: no match
+        n_rows = len(space.rows)
+        avgdl = space.total_tokens / n_rows
+        if len(phrase) == 1:
+            t = space.postings.get(phrase[0])
+            if t is None:
+                return None
+            idf = self._idf(n_rows, len(t.positions))
+            count, length = t.max_count, t.min_length
+            bound = idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+            return _Phrase(t.positions.numpy(np), idf, bound, pids=t.pids.numpy(np))
+        positions, pairs = self._adjacent(space, phrase)
+        if not positions:
+            return None
+        idf = self._idf(n_rows, len(positions))
+        # The same operations in the same order as FTS5's C, so every score is the same double.
+        weights = np.array([idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+                            for count, length in pairs])
+        return _Phrase(np.array(positions, dtype=np.int32), idf, float(weights.max()), weights=weights)
+
+    @staticmethod
+    def _idf(n_rows: int, matches: int) -> float:
+        """FTS5's IDF, floored at 1e-6 (a term in over half the turns would be negative)."""
+        idf = math.log((n_rows - matches + 0.5) / (matches + 0.5))
+        return 1e-6 if idf <= 0.0 else idf
 
     def _decayed(self, space: _Namespace, scores: dict[int, float], now: str) -> dict[int, float]:
         """Scores halved per half-life of age at `now`; a turn without a readable time, or dated
@@ -176,36 +313,13 @@ class Bm25Backend:
             out[pos] = score * 0.5 ** (age_days / self.half_life_days)
         return out
 
-    def _phrase_terms(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[float]]:
-        """The positions holding the phrase, and each one's bm25 term for it (fts5Bm25Function)."""
-        keys: list  # per position, what its term depends on besides the IDF: a pair or its id
-        if len(phrase) == 1:
-            positions, keys = space.postings.get(phrase[0], ([], []))
-            pair_of = {pid: space.pairs[pid] for pid in set(keys)}
-        elif phrase:
-            positions, keys = self._adjacent(space, phrase)
-            pair_of = {pair: pair for pair in set(keys)}
-        else:
-            return [], []  # a token with no FTS5 token in it ('_') is an empty phrase: no match
-        if not positions:
-            return [], []
-        n_rows = len(space.rows)
-        avgdl = space.total_tokens / n_rows
-        idf = math.log((n_rows - len(positions) + 0.5) / (len(positions) + 0.5))
-        if idf <= 0.0:
-            idf = 1e-6
-        # The same operations in the same order as FTS5's C, so every score is the same double.
-        weight = {key: idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
-                  for key, (count, length) in pair_of.items()}
-        return positions, list(map(weight.__getitem__, keys))
-
     def _adjacent(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
         """Positions holding the tokens of `phrase` adjacent, with (phrase count, turn length)."""
         # A \w+ token that FTS5 splits ('e_mail') is a phrase: its tokens must be adjacent. Rare,
         # so the candidate turns are split again rather than every turn's positions being kept.
-        candidates = set(space.postings.get(phrase[0], ([], []))[0])
+        candidates = set(space.postings[phrase[0]].positions.values) if phrase[0] in space.postings else set()
         for term in phrase[1:]:
-            candidates.intersection_update(space.postings.get(term, ([], []))[0])
+            candidates.intersection_update(space.postings[term].positions.values if term in space.postings else ())
         positions, pairs = [], []
         ordered = sorted(candidates)
         width = len(phrase)

@@ -5,9 +5,12 @@ occurs in the query); ties broken by the newer timestamp, then by insertion orde
 to be a floor that anyone can reproduce byte for byte, not a good retriever.
 
 Search goes through an inverted index built in add(), so it touches only the turns that share a
-query token, and picks the top k without sorting every match (TieOrder below). The hits are the
-ones the original full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
+query token: their overlaps are counted with numpy (np.bincount over the posting arrays) and the
+top k is picked without sorting every match (TieOrder below). The hits are the ones the original
+full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
 tests/test_backends.py compares with the index on random data and bench/backend_latency.py times.
+numpy is imported when the backend is created, not when this module is imported (bm25 and hash
+import TieOrder and tokens from here).
 """
 from __future__ import annotations
 
@@ -15,11 +18,12 @@ import bisect
 import heapq
 import re
 import threading
+from array import array
 from collections import Counter
 from itertools import islice
 from typing import Callable, Hashable
 
-from backends import check_settings
+from backends import check_settings, require
 from interface import Hit, MemoryItem
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -38,6 +42,30 @@ def neg_time(stamp: str) -> tuple:
     return tuple(-ord(ch) for ch in stamp)
 
 
+class Postings:
+    """A growing list of ints (positions, or ids) kept as a C array, with a numpy copy made at
+    search time and reused until the list grows again."""
+
+    __slots__ = ("values", "_array")
+
+    def __init__(self) -> None:
+        self.values = array("i")
+        self._array = None
+
+    def append(self, value: int) -> None:
+        """Add one value at the end."""
+        self.values.append(value)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def numpy(self, np):
+        """The values as an int32 ndarray (a copy: appending to `values` stays possible)."""
+        if self._array is None or len(self._array) != len(self.values):
+            self._array = np.array(self.values, dtype=np.int32)
+        return self._array
+
+
 class TieOrder:
     """Positions 0, 1, 2, ... with a timestamp key each; the top k of a score map without a full sort."""
 
@@ -53,6 +81,8 @@ class TieOrder:
         self._groups: dict[Hashable, list[int]] = {}
         self._keys_sorted: list = []
         self.keys: list = []                        # position -> key
+        self._ranks = None                          # position -> rank of its key, an ndarray
+        self._ranks_stale = True                    # a new key moved the ranks of later keys
 
     def append(self, stamp: str) -> int:
         """Register the next position with this timestamp; returns the position."""
@@ -61,10 +91,45 @@ class TieOrder:
             key = self._by_stamp[stamp] = self._stamp_key(stamp)
             self._groups[key] = []
             bisect.insort(self._keys_sorted, key)
+            self._ranks_stale = True
         pos = len(self.keys)
         self.keys.append(key)
         self._groups[key].append(pos)
         return pos
+
+    def ranks(self, np):
+        """int64 array, position -> the rank of its key among the distinct keys (0 first)."""
+        if self._ranks_stale or self._ranks is None:
+            rank = {key: r for r, key in enumerate(self._keys_sorted)}
+            self._ranks = np.fromiter(map(rank.__getitem__, self.keys), dtype=np.int64, count=len(self.keys))
+            self._ranks_stale = False
+        elif len(self._ranks) < len(self.keys):
+            # New positions with known keys only: the ranks of the old ones did not move.
+            rank = {key: r for r, key in enumerate(self._keys_sorted)}
+            new = self.keys[len(self._ranks):]
+            self._ranks = np.concatenate([self._ranks, np.fromiter(map(rank.__getitem__, new),
+                                                                   dtype=np.int64, count=len(new))])
+        return self._ranks
+
+    def top_arrays(self, np, positions, scores, k: int):
+        """top() over parallel arrays (distinct positions, float or int scores): the first k
+        positions by (higher score, smaller key, smaller position), as a list of ints."""
+        n = len(positions)
+        if n > k:
+            kth = np.partition(scores, n - k)[n - k]
+            above = scores > kth
+            chosen = positions[above]
+            ties = positions[scores == kth]
+            need = k - len(chosen)
+            if need < len(ties):
+                # Smallest (key rank, position) among the ties: one int64 per tie, exact.
+                order = self.ranks(np)[ties] * len(self.keys) + ties
+                ties = ties[np.argpartition(order, need - 1)[:need]]
+            positions = np.concatenate([chosen, ties])
+            scores = np.concatenate([scores[above], np.full(len(ties), kth, dtype=scores.dtype)])
+        ranks = self.ranks(np)[positions]
+        order = np.lexsort((positions, ranks, -scores))
+        return positions[order].tolist()
 
     def top(self, scores: dict[int, float], k: int) -> list[int]:
         """The first k positions of `scores` sorted by (higher score, smaller key, smaller position)."""
@@ -105,8 +170,8 @@ class _Namespace:
         self.order = TieOrder(neg_time)
         # levels[token][j] lists, in insertion order, the positions whose turn holds the token at
         # least j + 1 times. A query holding it c times adds 1 per level up to c, which sums to
-        # min(count in turn, c), and Counter.update counts a whole list in C.
-        self.levels: dict[str, list[list[int]]] = {}
+        # min(count in turn, c): counting every position of those levels gives the overlap.
+        self.levels: dict[str, list[Postings]] = {}
 
 
 class KeywordBackend:
@@ -118,6 +183,7 @@ class KeywordBackend:
     version = "keyword-overlap 1.0"  # the index returns the scan's hits, so results are unchanged
 
     def __init__(self) -> None:
+        self._np = require("numpy", "keyword")
         self._spaces: dict[str, _Namespace] = {}
         # add mutates the index while search reads it: one lock keeps a search from seeing a
         # half-appended posting list (run.py searches from worker threads).
@@ -137,7 +203,7 @@ class KeywordBackend:
                 for tok, c in counts.items():
                     levels = space.levels.setdefault(tok, [])
                     while len(levels) < c:
-                        levels.append([])
+                        levels.append(Postings())
                     for level in levels[:c]:
                         level.append(pos)
 
@@ -145,6 +211,7 @@ class KeywordBackend:
         return None  # synchronous: searchable as soon as add returns
 
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        np = self._np
         if k < 1:
             return []
         q = Counter(tokens(query))
@@ -152,15 +219,18 @@ class KeywordBackend:
             space = self._spaces.get(namespace)
             if space is None:
                 return []
-            overlap: Counter = Counter()
-            for tok, c in q.items():
-                for level in space.levels.get(tok, ())[:c]:
-                    overlap.update(level)
-            best = space.order.top(overlap, k)
+            lists = [level.numpy(np) for tok, c in q.items() for level in space.levels.get(tok, ())[:c]]
+            if not lists:
+                return []
+            counts = np.bincount(np.concatenate(lists), minlength=len(space.items))
+            positions = np.flatnonzero(counts)
+            overlap = counts[positions]
+            best = space.order.top_arrays(np, positions, overlap, k)
             items = space.items
-        return [Hit(text=items[p].text, score=float(overlap[p]), source_ids=(items[p].item_id,),
+            scores = counts[best].tolist()
+        return [Hit(text=items[p].text, score=float(s), source_ids=(items[p].item_id,),
                     timestamp=items[p].metadata.get("timestamp", ""))
-                for p in best]
+                for p, s in zip(best, scores)]
 
 
 class ScanKeywordBackend:
