@@ -772,3 +772,31 @@ def test_mem0_infer_reset_forgets_context_messages():
     b.add("ns", ITEMS_B[:1])
     context = client.calls[-1]["messages"][1]["content"].split("## Last k Messages")[1].split("## New Messages")[0]
     assert "Postgres" not in context
+
+
+# ---------------------------------------------------------------------------------------------
+# bench/scale.py's generated dataset and passes (its figures are printed, never asserted)
+# ---------------------------------------------------------------------------------------------
+
+def test_scale_generated_cases_are_valid_longmemeval_s_shaped_cases():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    import scale
+    from interface import validate_case
+    seen_cases, seen_qids = set(), set()
+    for i in range(3):
+        case = scale.generated_case(22, i)
+        validate_case(case, f"generated case {i}", seen_cases, seen_qids)
+        assert 400 <= sum(len(s["turns"]) for s in case["sessions"]) <= 700
+        assert case == scale.generated_case(22, i)  # case i depends on the seed and i only
+    assert scale.generated_case(22, 0) != scale.generated_case(23, 0)
+
+
+def test_scale_runs_a_pass_per_system_in_its_own_process(tmp_path):
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "scale.py")
+    import subprocess
+    out = subprocess.run([sys.executable, script, "--systems", "keyword,bm25", "--cases", "2"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("machine:") and len(lines) == 4
+    assert lines[2].startswith("keyword") and lines[3].startswith("bm25") and "2 cases" in lines[3]
