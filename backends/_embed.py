@@ -59,15 +59,24 @@ class HashEmbedder:
             raise ValueError("hash embedder dim must be at least 2")
         self.dim = dim
         self.name = f"hash-embed 1.0 (blake2b signed, word 1+2-grams, dim {dim})"
+        # feature -> (bucket, sign). Words and bigrams repeat (Zipf), so most features are hashed
+        # once; bounded so that a long run cannot grow it without limit.
+        self._buckets: dict[str, tuple[int, float]] = {}
+
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+        found = (h % self.dim, 1.0 if (h >> 63) & 1 else -1.0)
+        if len(self._buckets) < 1 << 20:
+            self._buckets[feature] = found
+        return found
 
     def _vector(self, text: str) -> dict[int, float]:
         words = tokens(text)
         feats = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
         vec: dict[int, float] = {}
+        buckets = self._buckets
         for f in feats:
-            h = int.from_bytes(hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest(), "big")
-            idx = h % self.dim
-            sign = 1.0 if (h >> 63) & 1 else -1.0
+            idx, sign = buckets.get(f) or self._bucket(f)
             vec[idx] = vec.get(idx, 0.0) + sign
         norm = math.sqrt(sum(v * v for v in vec.values()))
         # Collisions can cancel a bucket to exactly zero; drop those so the vector stays sparse.

