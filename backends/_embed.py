@@ -60,13 +60,13 @@ class HashEmbedder:
         self.dim = dim
         self.name = f"hash-embed 1.0 (blake2b signed, word 1+2-grams, dim {dim})"
         # feature -> (bucket, sign). Words and bigrams repeat (Zipf), so most features are hashed
-        # once; bounded so that a long run cannot grow it without limit.
+        # once; 65,536 of them at most (~10 MB), the common ones, which come first.
         self._buckets: dict[str, tuple[int, float]] = {}
 
     def _bucket(self, feature: str) -> tuple[int, float]:
         h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
         found = (h % self.dim, 1.0 if (h >> 63) & 1 else -1.0)
-        if len(self._buckets) < 1 << 20:
+        if len(self._buckets) < 1 << 16:
             self._buckets[feature] = found
         return found
 
