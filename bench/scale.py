@@ -262,7 +262,7 @@ def embed_rate(a: argparse.Namespace) -> int:
     results: dict = {}
     for r in range(a.rounds):
         for which in ("locomo", "lme"):
-            for variant in EMBED_VARIANTS:
+            for variant in a.variants.split(","):
                 env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
                 proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--locomo", a.locomo,
                                        "--embed-child", f"{variant}:{which}"], capture_output=True, text=True, env=env)
@@ -312,11 +312,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="vector systems read and fill the config's embedding cache (default: compute every vector)")
     ap.add_argument("--embed-rate", action="store_true", help="compare the embedding options instead (see above)")
     ap.add_argument("--rounds", type=int, default=3, help="--embed-rate: rounds over the options")
+    ap.add_argument("--variants", default=",".join(EMBED_VARIANTS),
+                    help=f"--embed-rate: the options to compare (default {','.join(EMBED_VARIANTS)})")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child process's own pass
     ap.add_argument("--embed-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.cases < 0:
         raise InputError("--cases must be 0 (all) or more")
+    unknown = set(a.variants.split(",")) - set(EMBED_VARIANTS)
+    if unknown:
+        raise InputError(f"--variants: unknown {', '.join(sorted(unknown))}; choose from {', '.join(EMBED_VARIANTS)}")
     if (a.dataset == "locomo" or a.embed_rate) and not os.path.exists(a.locomo):
         raise InputError(f"{a.locomo}: no such file; pass --locomo PATH to locomo10.json")
     if a.embed_child:

