@@ -10,13 +10,16 @@ sides see FTS5's tokens.
 Why not FTS5 itself: at 10k turns a search matched thousands of rows, and SQLite computed
 bm25() for each (a docsize lookup and an instance walk per row) and fetched each row's content
 to sort by timestamp, well over the 5 ms a search may take (`python bench/backend_latency.py
---backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs in numpy over
-posting arrays, and a search stops reading a phrase's postings once no turn found only through
-it could reach the top k (MaxScore, Turtle and Flood 1995): rare phrases are read first, and the
-common ones only looked up for the turns still in the running. Every score is then summed again
-in the query's phrase order, as FTS5 sums, so it is the same double. Fts5Bm25Backend below is
-the FTS5 backend this replaced; tests/test_backends.py checks the two agree Hit for Hit, every
-score to the bit, on random text, and the bench times both.
+--backends bm25 --fts5-breakdown` times each step). Here the same arithmetic runs over posting
+lists of only the turns that share a term. In a namespace of ARRAYS_FROM turns or more it runs
+in numpy, and a search stops reading a phrase's postings once no turn found only through it
+could reach the top k (MaxScore, Turtle and Flood 1995): rare phrases are read first, and the
+common ones only looked up for the turns still in the running; every score is then summed again
+in the query's phrase order, as FTS5 sums, so it is the same double. Below that size (a
+LongMemEval or LoCoMo case), and with a question date, the sums run in plain Python, which is as
+fast there and needs no numpy import. Fts5Bm25Backend below is the FTS5 backend this replaced;
+tests/test_backends.py checks the two agree Hit for Hit, every score to the bit, on random text
+at both sizes, and the bench times both.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ import re
 import sqlite3
 import threading
 from collections import Counter
+from itertools import repeat
+from operator import add
 
 from backends import check_settings, require
 from backends.keyword import Postings, TieOrder, tokens
@@ -40,6 +45,9 @@ ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 # terms in different orders, which can differ in the last bits; pruning only what falls short
 # by more than this keeps every turn that could tie.
 SLACK = 1e-9
+# A namespace this large is searched with numpy arrays; a smaller one in plain Python, which
+# needs no numpy import (run.py's start-up) and is as fast there. Both give the same hits.
+ARRAYS_FROM = 2000
 
 
 def _sqlite_desc(stamp: str) -> tuple:
@@ -131,7 +139,7 @@ class Bm25Backend:
         # check_same_thread=False because the harness searches from worker threads; the lock
         # below is what makes that safe (one connection is not safe for concurrent use), and it
         # also keeps a search from seeing a half-added turn.
-        self._np = require("numpy", "bm25")
+        self._np = None  # numpy, imported by the first search of a namespace of ARRAYS_FROM turns
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._lock = threading.Lock()
         # A contentless FTS5 table is only a tokenizer: rows go in, fts5vocab reads their tokens
@@ -193,7 +201,6 @@ class Bm25Backend:
 
     def search(self, namespace: str, query: str, k: int, now: str | None = None) -> list[Hit]:
         """The k best turns by BM25 (decayed by age at `now` when a half-life is configured)."""
-        np = self._np
         terms = list(dict.fromkeys(tokens(query)))  # unique, in query order: the old MATCH phrases
         if k < 1 or not terms:
             return []
@@ -201,26 +208,70 @@ class Bm25Backend:
             space = self._spaces.get(namespace)
             if space is None or not space.rows:
                 return []
-            tf = space.tf_parts(np)
-            phrases = [p for p in (self._phrase(space, ph, tf) for ph in self._split(terms)) if p is not None]
-            if not phrases:
-                return []
-            if now is not None and self.half_life_days is not None:
+            decay = now is not None and self.half_life_days is not None
+            if decay or len(space.rows) < ARRAYS_FROM:
                 # A decayed score has no bound from the phrases alone: every match is scored.
-                positions = np.unique(np.concatenate([p.positions for p in phrases]))
-                scores = self._sum(np, phrases, positions, tf, len(space.rows))
-                scores = dict(zip(positions.tolist(), scores.tolist()))
-                scores = self._decayed(space, scores, now)
+                scores = self._python_scores(space, self._split(terms))
+                if decay:
+                    scores = self._decayed(space, scores, now)
                 best = space.order.top(scores, k)
                 found = [scores[p] for p in best]
             else:
-                positions = self._contenders(np, phrases, k, len(space.rows), tf)
-                scores = self._sum(np, phrases, positions, tf, len(space.rows))
-                best = space.order.top_arrays(np, positions, scores, k)
-                found = scores[np.searchsorted(positions, best)].tolist() if best else []
+                best, found = self._array_top(space, self._split(terms), k)
             rows = space.rows
         return [Hit(text=rows[p][0], score=s, source_ids=(rows[p][1],), timestamp=rows[p][2])
                 for p, s in zip(best, found)]
+
+    def _python_scores(self, space: _Namespace, phrases: list[list[str]]) -> dict[int, float]:
+        """position -> score of every turn holding a phrase, summed phrase after phrase as FTS5
+        sums them."""
+        scores: dict[int, float] = {}
+        for phrase in phrases:
+            positions, added = self._phrase_terms(space, phrase)
+            # scores[pos] = scores.get(pos, 0.0) + term, with the loop in C (a phrase lists each
+            # position once, so each is read before it is written). A phrase a turn lacks adds
+            # 0.0 in FTS5: no change.
+            if scores:
+                added = map(add, map(scores.get, positions, repeat(0.0)), added)
+            scores.update(zip(positions, added))
+        return scores
+
+    def _phrase_terms(self, space: _Namespace, phrase: list[str]) -> tuple[list[int], list[float]]:
+        """The positions holding the phrase, and each one's bm25 term for it (fts5Bm25Function)."""
+        keys: list  # per position, what its term depends on besides the IDF: a pair or its id
+        if len(phrase) == 1:
+            t = space.postings.get(phrase[0])
+            if t is None:
+                return [], []
+            positions, keys = t.positions.values.tolist(), t.pids.values.tolist()
+            pair_of = {pid: space.pairs[pid] for pid in set(keys)}
+        elif phrase:
+            positions, keys = self._adjacent(space, phrase)
+            pair_of = {pair: pair for pair in set(keys)}
+        else:
+            return [], []  # a token with no FTS5 token in it ('_') is an empty phrase: no match
+        if not positions:
+            return [], []
+        avgdl = space.total_tokens / len(space.rows)
+        idf = self._idf(len(space.rows), len(positions))
+        # The same operations in the same order as FTS5's C, so every score is the same double.
+        weight = {key: idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+                  for key, (count, length) in pair_of.items()}
+        return positions, list(map(weight.__getitem__, keys))
+
+    def _array_top(self, space: _Namespace, phrases: list[list[str]], k: int) -> tuple[list[int], list[float]]:
+        """The k best positions and their scores, with numpy and MaxScore."""
+        if self._np is None:
+            self._np = require("numpy", "bm25")
+        np = self._np
+        tf = space.tf_parts(np)
+        found = [p for p in (self._phrase(space, ph, tf) for ph in phrases) if p is not None]
+        if not found:
+            return [], []
+        positions = self._contenders(np, found, k, len(space.rows), tf)
+        scores = self._sum(np, found, positions, tf, len(space.rows))
+        best = space.order.top_arrays(np, positions, scores, k)
+        return best, (scores[np.searchsorted(positions, best)].tolist() if best else [])
 
     @staticmethod
     def _contenders(np, phrases: list[_Phrase], k: int, n_rows: int, tf):

@@ -5,12 +5,12 @@ occurs in the query); ties broken by the newer timestamp, then by insertion orde
 to be a floor that anyone can reproduce byte for byte, not a good retriever.
 
 Search goes through an inverted index built in add(), so it touches only the turns that share a
-query token: their overlaps are counted with numpy (np.bincount over the posting arrays) and the
-top k is picked without sorting every match (TieOrder below). The hits are the ones the original
-full scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which
-tests/test_backends.py compares with the index on random data and bench/backend_latency.py times.
-numpy is imported when the backend is created, not when this module is imported (bm25 and hash
-import TieOrder and tokens from here).
+query token, and picks the top k without sorting every match (TieOrder below). In a namespace
+of ARRAYS_FROM turns or more the overlaps are counted with numpy (one np.bincount over the posting
+arrays); below that, in plain Python (Counter.update over the same arrays), which is as fast
+there and needs no numpy import (run.py's start-up). The hits are the ones the original full
+scan returned, Hit for Hit: ScanKeywordBackend below is that scan, which tests/test_backends.py
+compares with the index on random data at both sizes and bench/backend_latency.py times.
 """
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ from backends import check_settings, require
 from interface import Hit, MemoryItem
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
+# A namespace this large is searched with numpy arrays, a smaller one in plain Python.
+ARRAYS_FROM = 2000
 
 
 def tokens(text: str) -> list[str]:
@@ -183,7 +185,7 @@ class KeywordBackend:
     version = "keyword-overlap 1.0"  # the index returns the scan's hits, so results are unchanged
 
     def __init__(self) -> None:
-        self._np = require("numpy", "keyword")
+        self._np = None  # numpy, imported by the first search of a namespace of ARRAYS_FROM turns
         self._spaces: dict[str, _Namespace] = {}
         # add mutates the index while search reads it: one lock keeps a search from seeing a
         # half-appended posting list (run.py searches from worker threads).
@@ -211,7 +213,6 @@ class KeywordBackend:
         return None  # synchronous: searchable as soon as add returns
 
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
-        np = self._np
         if k < 1:
             return []
         q = Counter(tokens(query))
@@ -219,18 +220,31 @@ class KeywordBackend:
             space = self._spaces.get(namespace)
             if space is None:
                 return []
-            lists = [level.numpy(np) for tok, c in q.items() for level in space.levels.get(tok, ())[:c]]
-            if not lists:
-                return []
-            counts = np.bincount(np.concatenate(lists), minlength=len(space.items))
-            positions = np.flatnonzero(counts)
-            overlap = counts[positions]
-            best = space.order.top_arrays(np, positions, overlap, k)
+            levels = [level for tok, c in q.items() for level in space.levels.get(tok, ())[:c]]
+            if len(space.items) < ARRAYS_FROM:
+                overlap: Counter = Counter()
+                for level in levels:
+                    overlap.update(level.values)
+                best = space.order.top(overlap, k)
+                scores = [overlap[p] for p in best]
+            else:
+                best, scores = self._array_top(space, levels, k)
             items = space.items
-            scores = counts[best].tolist()
         return [Hit(text=items[p].text, score=float(s), source_ids=(items[p].item_id,),
                     timestamp=items[p].metadata.get("timestamp", ""))
                 for p, s in zip(best, scores)]
+
+    def _array_top(self, space: _Namespace, levels: list[Postings], k: int) -> tuple[list[int], list[int]]:
+        """The k best positions and their overlaps, counted with numpy."""
+        if self._np is None:
+            self._np = require("numpy", "keyword")
+        np = self._np
+        if not levels:
+            return [], []
+        counts = np.bincount(np.concatenate([level.numpy(np) for level in levels]), minlength=len(space.items))
+        positions = np.flatnonzero(counts)
+        best = space.order.top_arrays(np, positions, counts[positions], k)
+        return best, counts[best].tolist()
 
 
 class ScanKeywordBackend:

@@ -358,13 +358,25 @@ def replay(backend, reference, seed: int, steps: int) -> int:
     return searches
 
 
+@pytest.fixture(params=["python", "numpy"])
+def search_path(request, monkeypatch):
+    """keyword and bm25 search small namespaces in plain Python and large ones with numpy: run
+    a test once with every namespace searched each way."""
+    import backends.bm25
+    import backends.keyword
+    threshold = 10**9 if request.param == "python" else 0
+    monkeypatch.setattr(backends.keyword, "ARRAYS_FROM", threshold)
+    monkeypatch.setattr(backends.bm25, "ARRAYS_FROM", threshold)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_keyword_index_equals_the_full_scan(seed, tmp_path):
+def test_keyword_index_equals_the_full_scan(seed, search_path, tmp_path):
     assert replay(make_keyword(tmp_path), ScanKeywordBackend(), seed, 400) > 250
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_bm25_index_equals_fts5(seed, tmp_path):
+def test_bm25_index_equals_fts5(seed, search_path, tmp_path):
     """Same hits in the same order, and every score the same double, as SQLite's FTS5."""
     assert replay(make_bm25(tmp_path), Fts5Bm25Backend(), seed, 400) > 250
 
@@ -406,7 +418,7 @@ def test_hash_top_k_equals_the_full_sort(seed, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
-def test_index_equals_the_reference_on_a_large_namespace(name, tmp_path):
+def test_index_equals_the_reference_on_a_large_namespace(name, search_path, tmp_path):
     """2,000 turns and one- or two-word queries: hundreds of ties at the k-th score."""
     backend = RAW[name](tmp_path)
     reference = {"keyword": ScanKeywordBackend, "bm25": Fts5Bm25Backend, "hash": ScanHash}[name]()
@@ -447,7 +459,7 @@ def expected_hits(name: str) -> dict:
         return json.load(fh)[name]
 
 
-def test_bm25_hits_equal_the_recorded_ones(tmp_path):
+def test_bm25_hits_equal_the_recorded_ones(search_path, tmp_path):
     """The hits recorded before bm25's search was rewritten (tests/data/ranking/record.py):
     same turns, same order, ties included, every score the same double."""
     for namespace, want in expected_hits("bm25").items():
@@ -559,6 +571,30 @@ def test_tie_order_top_is_the_full_sort(monkeypatch):
         want = sorted(scores, key=lambda p: (-scores[p], neg_time(stamps[p]), p))[:k]
         assert order.top(scores, k) == want, f"trial {trial}"
     assert walks, "no trial took the walk over the key order"
+
+
+def test_tie_order_top_arrays_is_the_full_sort():
+    """TieOrder.top_arrays (numpy, ties by an int64 key) picks what sorting every position would,
+    for integer and float scores, with stamps added after an earlier ranking was made."""
+    np = pytest.importorskip("numpy")
+    rng = random.Random(6)
+    for trial in range(300):
+        order = TieOrder(neg_time)
+        stamps = []
+        for _ in range(rng.randint(1, 3)):  # new stamps between searches move the ranks
+            for _ in range(rng.randint(1, 200)):
+                stamps.append(rng.choice(STAMPS + [f"2026-0{rng.randint(1, 9)}"]))
+                order.append(stamps[-1])
+            spread = rng.choice([1, 2, 3, 1000])
+            chosen = sorted(rng.sample(range(len(stamps)), rng.randint(0, len(stamps))))
+            as_float = rng.random() < 0.5
+            values = [rng.randint(1, spread) / (7 if as_float else 1) for _ in chosen]
+            k = rng.choice([1, 2, 5, 10, 50, 500])
+            scores = dict(zip(chosen, values))
+            want = sorted(scores, key=lambda p: (-scores[p], neg_time(stamps[p]), p))[:k]
+            got = order.top_arrays(np, np.array(chosen, dtype=np.int64),
+                                   np.array(values, dtype=np.float64 if as_float else np.int64), k)
+            assert got == want, f"trial {trial}"
 
 
 @pytest.mark.parametrize("name", ["keyword", "bm25", "hash"])
