@@ -14,7 +14,9 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import tempfile
 import time
 import unicodedata
@@ -41,6 +43,7 @@ CONTROL_NAMES = ("none", "oracle", "full_context")
 
 # Exit codes shared by every script (the README lists them under run.py).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
 
 
 class InputError(Exception):
@@ -1015,16 +1018,38 @@ def load_config(path: str) -> dict:
 # The command line
 # ---------------------------------------------------------------------------------------------
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: the stage stops as on Ctrl-C (records written stay, calls in flight are
+    redone on resume), whatever SIGINT's disposition."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def run_cli(main_fn, argv: list[str] | None = None) -> int:
-    """Run a script's main: InputError prints one line and exits 2, Ctrl-C exits 130."""
+    """Run a script's main: InputError prints one line and exits 2, Ctrl-C exits 130, SIGTERM
+    exits 143. SIGINT keeps the disposition the process started with: a shell starts a
+    background job with SIGINT ignored so that Ctrl-C spares it, and that choice is honoured.
+    SIGTERM is caught unless it too was ignored, and only for the length of the call."""
+    previous = signal.getsignal(signal.SIGTERM)
+    catch = previous == signal.SIG_DFL and threading.current_thread() is threading.main_thread()
+    if catch:
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return main_fn(argv)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if catch:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: list[str] | None = None) -> int:

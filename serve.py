@@ -196,10 +196,10 @@ def release_signals() -> None:
 
 def start_child(args: list[str], **popen_kwargs) -> subprocess.Popen:
     """subprocess.Popen with SIGINT and SIGTERM held (blocked) in this process until it returns.
-    Raised inside Popen after the fork, a KeyboardInterrupt or SystemExit would leave the child
-    running with no handle to stop it; held, the signal waits for release_signals(), which the
-    caller calls first thing inside the try whose cleanup stops the child. The child itself starts
-    with both unblocked."""
+    Raised inside Popen after the fork, a KeyboardInterrupt (Ctrl-C, or TERM as Terminated) would
+    leave the child running with no handle to stop it; held, the signal waits for
+    release_signals(), which the caller calls first thing inside the try whose cleanup stops the
+    child. The child itself starts with both unblocked."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         return subprocess.Popen(args, preexec_fn=release_signals, **popen_kwargs)
@@ -276,7 +276,8 @@ def end_command(proc: subprocess.Popen) -> None:
 
 def run_command(command: list[str], env: dict | None = None) -> int:
     """Run the command to its end and return its exit code. A Ctrl-C or TERM at any point of it
-    (KeyboardInterrupt or SystemExit here) stops the command too before the exception goes on."""
+    (KeyboardInterrupt here; TERM is its subclass Terminated) stops the command too before the
+    exception goes on."""
     try:
         proc = start_child(command, env=env)
     except FileNotFoundError:
@@ -329,13 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not command:
         raise InputError("no command given: python serve.py -- COMMAND ...")
-    # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server.
-    # SIGINT explicitly: Python installs its Ctrl-C handler only when SIGINT is not ignored at
-    # start, and a shell without job control starts background jobs with it ignored; serve.py
-    # then kept the server up on SIGINT until the command ended (reproduced: the Ctrl-C test
-    # timed out so when pytest was started with SIGINT ignored).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server:
+    # run_cli turns TERM into interface.Terminated. A SIGINT ignored at start stays ignored, for
+    # serve.py and the command it starts: that is how a shell asks a background job to let Ctrl-C
+    # pass; TERM still stops both.
     if os.environ.get("LLM_BASE_URL"):
         print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
         return run_command(command)

@@ -17,6 +17,7 @@ import manifest
 import run
 import score
 from conftest import ROOT, TINY, write_config
+from dispositions import default_signals, sigint_ignored
 from interface import InputError, load_config, load_dataset, run_cli
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
@@ -240,17 +241,27 @@ def test_a_refused_key_stops_the_run_at_once(tmp_path, fake_llm, status, capsys)
     assert fake_llm.requests == 1
 
 
+def start_stage(argv: list[str], preexec_fn) -> subprocess.Popen:
+    """A stage script in its own process, started with the signal dispositions preexec_fn sets."""
+    return subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=preexec_fn)
+
+
+def wait_for_requests(fake_llm, n: int) -> None:
+    deadline = time.monotonic() + 30
+    while fake_llm.requests < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake_llm.requests >= n
+
+
 def test_ctrl_c_exits_130_at_once_with_slow_calls_in_flight_and_resume_redoes_them(tmp_path, fake_llm):
     cfg = write_config(tmp_path, workers=3, request_timeout_s=60)
     out = tmp_path / "keyword.jsonl"
     fake_llm.delay_all_s = 30.0
-    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "run.py"), "--config", cfg, "--backend", "keyword",
-                          "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Started as from a terminal: SIGINT at its default, whatever pytest inherited.
+    p = start_stage(["run.py", "--config", cfg, "--backend", "keyword", "--out", str(out)], default_signals)
     try:
-        deadline = time.monotonic() + 30
-        while fake_llm.requests < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert fake_llm.requests >= 3  # three calls are in flight, each answering after 30 s
+        wait_for_requests(fake_llm, 3)  # three calls are in flight, each answering after 30 s
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         code = p.wait(timeout=10)
@@ -260,6 +271,40 @@ def test_ctrl_c_exits_130_at_once_with_slow_calls_in_flight_and_resume_redoes_th
         p.wait()
     fake_llm.delay_all_s = 0.0
     assert run_system(cfg, "keyword", out) == 0
+    recs = records(out)
+    assert len(recs) == len({r["qid"] for r in recs}) == 6
+
+
+@pytest.mark.parametrize("stage", ["run.py", "judge.py"])
+def test_a_stage_started_with_sigint_ignored_keeps_ignoring_it_and_term_stops_it_cleanly(tmp_path, fake_llm, stage):
+    """A shell without job control starts a background job with SIGINT ignored, so that Ctrl-C
+    at the terminal spares it: the stage honours that, and SIGTERM still stops it at once with
+    nothing lost."""
+    cfg = write_config(tmp_path, workers=3, request_timeout_s=60, judge_model="fake-judge")
+    runs, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    if stage == "run.py":
+        argv, out = ["run.py", "--config", cfg, "--backend", "keyword", "--out", str(runs)], runs
+    else:
+        assert run_system(cfg, "keyword", runs) == 0
+        argv, out = ["judge.py", "--config", cfg, "--runs", str(runs), "--out", str(verdicts)], verdicts
+    fake_llm.delay_all_s = 30.0
+    before = fake_llm.requests
+    p = start_stage(argv, sigint_ignored)
+    try:
+        wait_for_requests(fake_llm, before + 1)  # a slow call in flight
+        p.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(timeout=1.0)  # still running: the ignored SIGINT was honoured
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=10) == 143
+        assert "terminated" in p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()
+    fake_llm.delay_all_s = 0.0
+    again = run_system(cfg, "keyword", runs) if stage == "run.py" else \
+        run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)])
+    assert again == 0
     recs = records(out)
     assert len(recs) == len({r["qid"] for r in recs}) == 6
 

