@@ -665,7 +665,8 @@ CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "
 BUDGET_FIELD = "context_token_budget"
 # What makes one run file one run: its format, the system's identity and the contract. run.py's
 # resume check and merge.py's shard check both use it (run.py adds the shard it makes).
-RUN_IDENTITY_FIELDS = ("format", "run_id", "backend", "backend_id", "backend_version", "time_aware",
+RUN_IDENTITY_FIELDS = ("format", "run_id", "backend", "backend_id", "backend_version", "backend_code_sha256",
+                       "time_aware",
                        "extra_wait_s") + CONTRACT_FIELDS
 # Every field of a run record of RUN_FORMAT: the readers index them without a default.
 RUN_FIELDS = RUN_IDENTITY_FIELDS + (

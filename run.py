@@ -18,7 +18,8 @@ A finished file is in dataset order.
                            repeat has its own response-cache entries, and a backend that does
                            not declare itself deterministic is ingested again per repeat
   --retrieval-only         ingest and search, ask no model: the model-free pass
-  --limit N                the first N cases only (not comparable to a full run)
+  --limit N                the first N cases (N at least 1), in dataset order (not comparable to a
+                           full run)
   --shard I/N              the cases whose cluster hashes to share I of N (I = 0..N-1), so N
                            machines split one run; merge.py joins the shard files
 
@@ -39,7 +40,7 @@ import sys
 import time
 from typing import TextIO
 
-from backends import load_backend
+from backends import code_sha256, load_backend
 from context import build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
@@ -170,6 +171,12 @@ def make_system(name: str, cfg: dict):
     return BackendSystem(load_backend(name, cfg), cfg["time_aware_search"])
 
 
+def system_code_sha256(name: str, cfg: dict) -> str | None:
+    """The backend's code identity (backends.code_sha256); None for a control, which is part of
+    this script."""
+    return None if name in CONTROL_NAMES else code_sha256(name, cfg)
+
+
 def backend_error(e: Exception) -> str:
     """The short, stable error a backend failure leaves in a record."""
     return f"backend: {type(e).__name__}: {e}"[:300]
@@ -249,6 +256,12 @@ def load_done(path: str, identity: dict, keys: set) -> tuple[dict, int]:
     for lineno, rec, line in rows:
         for key in IDENTITY_FIELDS:
             if rec.get(key) != identity[key]:  # .get: a foreign file may lack the field
+                if key == "backend_code_sha256":
+                    raise InputError(f"{path}:{lineno}: written by other code of backend {identity['backend_id']!r} "
+                                     f"(field 'backend_code_sha256' is {str(rec.get(key))[:12]}..., its code now "
+                                     f"has {identity[key][:12]}...), and the version says {identity['backend_version']!r} "
+                                     f"for both: those answers may not be what this code gives. Use --fresh to run "
+                                     f"it again, or bump the backend's version and choose another --out")
                 raise InputError(f"{path}:{lineno}: holds a different run (field '{key}' is "
                                  f"{rec.get(key)!r}, this run has {identity[key]!r}); "
                                  f"use --fresh to start over or choose another --out")
@@ -337,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budgets", help="token budgets for one search each, e.g. 500,2000,8000 (default: config)")
     ap.add_argument("--repeat", type=int, help="run the system N times (default: config repeats)")
     ap.add_argument("--retrieval-only", action="store_true", help="ingest and search only; ask no model")
-    ap.add_argument("--limit", type=int, help="only the first N cases, in dataset order")
+    ap.add_argument("--limit", type=int, metavar="N",
+                    help="only the first N cases (not questions), in dataset order; N at least 1")
     ap.add_argument("--shard", help="I/N: only the cases of share I (0-based) of N")
     ap.add_argument("--no-cache", action="store_true", help="ask the endpoint even for cached requests")
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
@@ -348,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(a.config)
     workers = a.workers if a.workers is not None else cfg["workers"]
     repeats = a.repeat if a.repeat is not None else cfg["repeats"]
-    for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", a.limit or 1)):
+    for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", 1 if a.limit is None else a.limit)):
         if value < 1:
             raise InputError(f"{flag} must be at least 1")
     if a.extra_wait_s < 0:
@@ -358,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = dataset_index(cfg["dataset"])
     counter = make_counter(cfg["tokenizer"])
     hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
-    if a.limit:
+    if a.limit is not None:
         print(f"warning: --limit {a.limit}: only the first {min(a.limit, len(cases))} cases; these numbers are not "
               f"comparable to a run on the whole dataset", file=sys.stderr)
     cases = select_cases(cases, a.limit, shard)
@@ -369,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
 
     identity = {"format": RUN_FORMAT,
                 "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
+                "backend_code_sha256": system_code_sha256(a.backend, cfg),
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
                 "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),

@@ -12,13 +12,17 @@ A section may name another module with `adapter:` so that one adapter serves sev
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import importlib
 import os
 import re
 
-from interface import CONTROL_NAMES, InputError, MemoryBackend
+from interface import CONTROL_NAMES, InputError, MemoryBackend, sha256_file
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 # The keys of the config a backend is given besides its own section: the model a backend that
 # calls one must use (the pinned answer model) and what llm.LLMClient reads. Not the dataset's
 # path, not the other backends' sections, not the checks.
@@ -72,6 +76,58 @@ def load_backend(name: str, config: dict) -> MemoryBackend:
         # A system that cannot start (a server down, a model missing) fails every question the
         # same way: one line and exit 2, before any model call, not a traceback.
         raise InputError(f"backend {name!r} could not start: {type(e).__name__}: {e}") from None
+
+
+def code_sha256(name: str, config: dict) -> str:
+    """The identity of backend `name`'s code: sha256 over its module, every module of this folder
+    it imports (directly or through another, found in the source, so a helper such as _embed.py
+    or keyword.py's tokenizer counts), and the files its module lists in CODE_FILES (paths from
+    the repository root: data or prompts it reads). run.py records it in every record and
+    refuses to resume a file written by other code: an edit without a version bump must not
+    reuse answers the edited code would not give."""
+    module, module_name, _ = _module(name, config)
+    files = {os.path.join(HERE, f"{m}.py") for m in _imported_modules(module_name)}
+    files |= {os.path.join(ROOT, f) for f in getattr(module, "CODE_FILES", ())}  # optional declaration
+    lines = []
+    for path in sorted(files):
+        try:
+            lines.append(f"{os.path.relpath(path, ROOT)}\0{sha256_file(path)}\n")
+        except OSError as e:
+            raise InputError(f"backend {name!r}: cannot read {path} ({e.strerror}), which it declares in CODE_FILES") from None
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def _imported_modules(module_name: str) -> set[str]:
+    """module_name and every module of this folder it imports, transitively (static imports,
+    those inside functions included)."""
+    seen: set[str] = set()
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        with open(os.path.join(HERE, f"{name}.py"), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                todo += [a.name.split(".")[1] for a in node.names if a.name.startswith("backends.")]
+            elif isinstance(node, ast.ImportFrom):
+                todo += _modules_named(node)
+    return seen
+
+
+def _modules_named(node: ast.ImportFrom) -> list[str]:
+    """The modules of this folder a `from ... import ...` names: x in `from backends.x import
+    ...` and `from .x import ...`; each name that is a file here in `from backends import ...`
+    and `from . import ...`."""
+    if node.level == 0 and node.module and node.module.startswith("backends."):
+        return [node.module.split(".")[1]]
+    if node.level == 1 and node.module:
+        return [node.module.split(".")[0]]
+    if (node.level == 0 and node.module == "backends") or (node.level == 1 and not node.module):
+        return [a.name for a in node.names if os.path.exists(os.path.join(HERE, f"{a.name}.py"))]
+    return []
 
 
 def require(package: str, backend: str):

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 import judge
 import run
 import score
-from conftest import TINY, write_config
+from conftest import ROOT, TINY, write_config
 from interface import Hit, Progress, load_dataset, run_cli
 
 
@@ -132,6 +136,55 @@ def test_limit_runs_the_first_cases_and_says_so(tmp_path, fake_llm, config, caps
     assert scores["coverage"] == {"dataset_questions": 6, "planned_questions": 3, "scored_questions": 3, "limit": [1],
                                   "shards": [], "partial": False}
     assert "PARTIAL: 3 of the dataset's 6 questions scored" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("limit", ["0", "-3"])
+def test_a_limit_below_one_is_refused(tmp_path, fake_llm, config, limit, capsys):
+    assert run_system(config, "none", tmp_path / "x.jsonl", f"--limit={limit}") == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
+    assert fake_llm.requests == 0 and not (tmp_path / "x.jsonl").exists()
+
+
+def test_the_help_says_limit_counts_cases(capsys):
+    with pytest.raises(SystemExit):
+        run.main(["--help"])
+    assert "only the first N cases (not questions)" in " ".join(capsys.readouterr().out.split())
+
+
+def copy_of_the_code(dest) -> str:
+    """The repository's Python code in dest (the scripts and backends/), to edit without
+    touching the checkout."""
+    shutil.copytree(ROOT, dest, ignore=lambda folder, names: [
+        n for n in names if not (n.endswith(".py") or (n == "backends" and folder == ROOT))])
+    return str(dest)
+
+
+def test_a_backend_edited_without_a_version_bump_is_not_resumed(tmp_path, fake_llm):
+    repo = copy_of_the_code(tmp_path / "repo")
+    cfg = write_config(tmp_path)
+
+    def run_in_copy(backend: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", backend,
+                               "--out", str(tmp_path / f"{backend}.jsonl"), *extra], cwd=repo,
+                              capture_output=True, text=True, timeout=120)
+    for backend in ("keyword", "bm25", "none"):
+        assert run_in_copy(backend).returncode == 0
+    before = {b: records(tmp_path / f"{b}.jsonl") for b in ("keyword", "bm25", "none")}
+    assert len({r["backend_code_sha256"] for r in before["keyword"]}) == 1
+    assert before["keyword"][0]["backend_code_sha256"] != before["bm25"][0]["backend_code_sha256"]
+    assert {r["backend_code_sha256"] for r in before["none"]} == {None}  # a control is run.py's own code
+    with open(os.path.join(repo, "backends", "keyword.py"), "a", encoding="utf-8") as fh:
+        fh.write("\n# an edit that keeps the version\n")
+    # bm25 imports keyword.py's tokenizer: its code changed too. The controls did not.
+    for backend in ("keyword", "bm25"):
+        r = run_in_copy(backend)
+        assert r.returncode == 2, r.stderr
+        assert "written by other code of backend" in r.stderr and "--fresh" in r.stderr
+    assert run_in_copy("none").returncode == 0
+    r = run_in_copy("keyword", "--fresh")
+    assert r.returncode == 0, r.stderr
+    after = records(tmp_path / "keyword.jsonl")
+    assert len(after) == 6 and {r["backend_code_sha256"] for r in after} != {before["keyword"][0]["backend_code_sha256"]}
 
 
 def test_shards_split_the_cases_and_every_case_lands_in_exactly_one(tmp_path, fake_llm, config):
