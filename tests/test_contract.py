@@ -309,6 +309,18 @@ def test_a_stage_started_with_sigint_ignored_keeps_ignoring_it_and_term_stops_it
     assert len(recs) == len({r["qid"] for r in recs}) == 6
 
 
+def test_start_modes_start_a_command_as_a_terminal_a_background_job_and_setsid_do(tmp_path):
+    """tests/start_modes.py runs the suite as `make test` gets started; its modes must be what
+    they say, or its passes mean nothing."""
+    probe = ("import os, signal; print('ignored' if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else 'default',"
+             " os.isatty(0), os.getsid(0) == os.getpid())")
+    r = subprocess.run([sys.executable, "tests/start_modes.py", "--times", "1", "--", sys.executable, "-c", probe],
+                       cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = {line.split()[0]: line.split("s  ", 1)[1] for line in r.stdout.splitlines() if " run 1: " in line}
+    assert seen == {"terminal": "default True True", "trap": "ignored False False", "setsid": "default False True"}
+
+
 # ---------------------------------------------------------------------------------------------
 # Smaller contract holes
 # ---------------------------------------------------------------------------------------------
