@@ -661,7 +661,7 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
 # in one, and judge.py and score.py refuse a set of files that differ. The budget is held
 # constant within a comparison; a budget sweep (run.py --budgets) is one comparison per budget.
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
-                   "answer_max_tokens", "seed", "retrieval_only", "limit")
+                   "answer_max_tokens", "answer_sampling", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"
 # What makes one run file one run: its format, the system's identity and the contract. run.py's
 # resume check and merge.py's shard check both use it (run.py adds the shard it makes).
@@ -949,13 +949,16 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "cache_dir": ((str,), False),
     "repeats": ((int,), False),
     "time_aware_search": ((bool,), False),
+    "answer_sampling": ((dict,), False),
+    "judge_sampling": ((dict,), False),
     "backends": ((dict,), False),
     "checks": ((dict,), False),
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
     "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
-    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "backends": {}, "checks": {},
+    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "answer_sampling": {},
+    "judge_sampling": {}, "backends": {}, "checks": {},
 }
 # Values out of these ranges would be accepted by the type check and fail later, mid-run, or
 # silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
@@ -967,6 +970,12 @@ CONFIG_RANGES: dict[str, tuple[Any, str]] = {
     "max_error_rate": ((lambda v: 0 <= v <= 1), "between 0 and 1"),
 }
 PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")
+# How a request to the answer model, or to the judge, states its limits (llm.sampling_params):
+# the token limit's name (reasoning models take max_completion_tokens), the temperature (null:
+# not sent) and whether the config seed is sent (reasoning models refuse both). These defaults
+# are what every request always carried.
+SAMPLING_DEFAULTS = {"max_tokens_param": "max_tokens", "temperature": 0.0, "send_seed": True}
+MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 
 
 def load_config(path: str) -> dict:
@@ -1004,6 +1013,8 @@ def load_config(path: str) -> dict:
     except (KeyError, IndexError, ValueError) as e:
         raise InputError(f"{path}: key 'answer_prompt' has a stray brace field ({e}); "
                          f"write literal braces as {{{{ and }}}}") from None
+    for key in ("answer_sampling", "judge_sampling"):
+        cfg[key] = _sampling(path, key, cfg[key])
     for name, section in cfg["backends"].items():
         if not isinstance(section, dict):
             raise InputError(f"{path}: key 'backends.{name}' must be a mapping")
@@ -1013,6 +1024,23 @@ def load_config(path: str) -> dict:
             cfg[key] = os.path.normpath(os.path.join(base, cfg[key]))
     cfg["config_path"] = os.path.abspath(path)
     return cfg
+
+
+def _sampling(path: str, key: str, section: dict) -> dict:
+    """A sampling section of the config with its defaults filled; a wrong key or value is an
+    InputError naming it."""
+    for name, value in section.items():
+        where = f"{path}: key '{key}.{name}'"
+        if name not in SAMPLING_DEFAULTS:
+            raise InputError(f"{path}: unknown key '{key}.{name}'; known keys: {', '.join(SAMPLING_DEFAULTS)}")
+        if name == "max_tokens_param" and value not in MAX_TOKENS_PARAMS:
+            raise InputError(f"{where} must be one of {', '.join(MAX_TOKENS_PARAMS)}, got {value!r}")
+        if name == "temperature" and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                                             or not 0 <= value <= 2):
+            raise InputError(f"{where} must be a number from 0 to 2, or null (not sent), got {value!r}")
+        if name == "send_seed" and not isinstance(value, bool):
+            raise InputError(f"{where} must be true or false, got {value!r}")
+    return {**SAMPLING_DEFAULTS, **section}
 
 
 # ---------------------------------------------------------------------------------------------

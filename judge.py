@@ -219,7 +219,7 @@ def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
             graded[i] = ("incorrect", "no_match", None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
-        client, chooser, pool = LLMClient(cfg), FormatChooser(), Workers(max(1, workers))
+        client, chooser, pool = LLMClient(cfg, role="judge"), FormatChooser(), Workers(max(1, workers))
         for i in need_llm:
             pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
                         rubric_for(items[i]))
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     todo = [(r, deterministic(r, bool(judge_model)) if r["answer"] is not None else None)
             for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
-    client = LLMClient(cfg) if judge_model and need_llm else None
+    client = LLMClient(cfg, role="judge") if judge_model and need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{len(need_llm)} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)

@@ -93,6 +93,21 @@ def cache_key(endpoint: str | None, request: dict) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def sampling_params(sampling: dict, max_tokens: int, seed: int) -> dict:
+    """The sampling fields of a request, as the config's answer_sampling or judge_sampling asks:
+    the token limit under the name the model takes (reasoning models take max_completion_tokens),
+    the temperature unless null and the seed unless send_seed is false (reasoning models refuse
+    both). The defaults give the fields and order this client always sent, so the response
+    cache's keys stay what they were."""
+    params: dict = {}
+    if sampling["temperature"] is not None:
+        params["temperature"] = sampling["temperature"]
+    if sampling["send_seed"]:
+        params["seed"] = seed
+    params[sampling["max_tokens_param"]] = max_tokens
+    return params
+
+
 def _retry_after_s(headers: Any) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date), if there is one."""
     value = headers.get("retry-after") if headers is not None else None
@@ -110,11 +125,14 @@ def _retry_after_s(headers: Any) -> float | None:
 
 
 class LLMClient:
-    """Thread-safe client for one endpoint; config gives seed, timeouts, retries and cache.
-    Each thread keeps its own HTTP session, so connections are reused without a shared lock."""
+    """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
+    'judge'), timeouts, retries and cache. Each thread keeps its own HTTP session, so
+    connections are reused without a shared lock."""
 
-    def __init__(self, config: dict, use_cache: bool = True) -> None:
+    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer") -> None:
         self.base_url, self._api_key, self.endpoint_id = endpoint_from_env()
+        self.role = role
+        self.sampling = config[f"{role}_sampling"]
         self._url = self.base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Content-Type": "application/json"}
         if self._api_key:
@@ -151,15 +169,21 @@ class LLMClient:
             write_atomic(self._cache_path(key), json.dumps(entry, ensure_ascii=False))
 
     # -- calls --------------------------------------------------------------------------------
-    def complete(self, model: str, messages: list[dict], max_tokens: int,
-                 response_format: dict | None = None, repeat: int = 0) -> Completion:
-        """One chat completion at temperature 0 with the config seed. API errors come back as
-        Completion.error; only a refused key raises (AuthenticationError). A repeat above 0 has
-        cache entries of its own, so a repeated run asks the endpoint again."""
-        request = {"model": model, "messages": messages, "temperature": 0.0, "seed": self.seed,
-                   "max_tokens": max_tokens}
+    def request(self, model: str, messages: list[dict], max_tokens: int,
+                response_format: dict | None = None) -> dict:
+        """The body of a chat request with this client's sampling parameters."""
+        request = {"model": model, "messages": messages, **sampling_params(self.sampling, max_tokens, self.seed)}
         if response_format is not None:
             request["response_format"] = response_format
+        return request
+
+    def complete(self, model: str, messages: list[dict], max_tokens: int,
+                 response_format: dict | None = None, repeat: int = 0) -> Completion:
+        """One chat completion with the configured sampling (temperature 0 and the config seed
+        by default). API errors come back as Completion.error; only a refused key raises
+        (AuthenticationError). A repeat above 0 has cache entries of its own, so a repeated run
+        asks the endpoint again."""
+        request = self.request(model, messages, max_tokens, response_format)
         # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
         key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
         hit = self._cached(key)

@@ -387,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
                 "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
                 "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
                 "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),
-                "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"], "seed": cfg["seed"],
+                "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
+                "answer_sampling": cfg["answer_sampling"], "seed": cfg["seed"],
                 "retrieval_only": a.retrieval_only, "limit": a.limit}
     questions = [q for c in cases for q in c["questions"]]
     order = {q["qid"]: i for i, q in enumerate(questions)}

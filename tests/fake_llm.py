@@ -9,7 +9,7 @@ each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} o
 fail at random (a fixed seed) with a 429 + Retry-After, a 500 or a stall of
 .fault_stall_s (a client timeout), in equal parts. .judge_always = "correct" makes every judge
 prompt get {"verdict": "correct"} (a judge that accepts everything).
-GET /_stats returns how many chat requests arrived.
+.bodies holds every chat request's body. GET /_stats returns how many chat requests arrived.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ class FakeLLM:
         self.faults = 0
         self._fault_rng = random.Random(0)
         self.judge_always: str | None = None
+        self.bodies: list[dict] = []
         self.lock = threading.Lock()
         server = self
 
@@ -96,6 +97,7 @@ class FakeLLM:
                     self._send(200, {"ok": True})
                     return
                 with server.lock:
+                    server.bodies.append(body)
                     server.requests += 1
                     if server.first_at is None:
                         server.first_at = time.monotonic()

@@ -8,7 +8,9 @@ from grading import RULES_SHA256
 from interface import RUN_FORMAT, VERDICT_FORMAT, dumps, is_answerable, sha256_file, verdict_identity
 
 CONTRACT = {"dataset_sha256": "d" * 64, "answer_model": "m", "prompt_sha256": "p" * 64, "top_k": 10,
-            "tokenizer": "approx", "answer_max_tokens": 64, "seed": 7, "retrieval_only": False, "limit": None,
+            "tokenizer": "approx", "answer_max_tokens": 64,
+            "answer_sampling": {"max_tokens_param": "max_tokens", "temperature": 0.0, "send_seed": True}, "seed": 7,
+            "retrieval_only": False, "limit": None,
             "context_token_budget": 1200}
 RULES_ONLY = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_sha256": None}
 

@@ -26,7 +26,7 @@ from backends import load_backend, require  # noqa: E402
 from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
-from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
+from interface import SAMPLING_DEFAULTS, Hit, InputError, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -113,7 +113,8 @@ def fake_server(monkeypatch):
 def config(tmp_path, backends: dict) -> dict:
     """The parts of a validated config that backends and llm.LLMClient read."""
     return {"backends": backends, "answer_model": "stub-model", "seed": 7, "max_retries": 0,
-            "retry_backoff_s": 0.0, "request_timeout_s": 10, "cache_dir": str(tmp_path / "llm-cache")}
+            "retry_backoff_s": 0.0, "request_timeout_s": 10, "cache_dir": str(tmp_path / "llm-cache"),
+            "answer_sampling": dict(SAMPLING_DEFAULTS)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -103,3 +103,44 @@ def test_usage_without_a_count_is_counted_as_missing_not_as_zero(tmp_path, fake_
     llm._count(None, cached=False)
     assert llm.usage_snapshot() == {"calls": 3, "cached": 1, "prompt_tokens": 17, "completion_tokens": 2,
                                     "prompt_tokens_missing": 1, "completion_tokens_missing": 2}
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling parameters
+# ---------------------------------------------------------------------------------------------
+
+def test_the_default_request_is_the_one_this_client_always_sent_so_old_cache_entries_still_hit(tmp_path, fake_llm):
+    cl = client(tmp_path)
+    request = cl.request("m", MSG, 10)
+    assert request == {"model": "m", "messages": MSG, "temperature": 0.0, "seed": 7, "max_tokens": 10}
+    assert list(request) == ["model", "messages", "temperature", "seed", "max_tokens"]
+
+
+def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature_or_seed(tmp_path, fake_llm):
+    sampling = {"max_tokens_param": "max_completion_tokens", "temperature": None, "send_seed": False}
+    cl = client(tmp_path, answer_sampling=sampling)
+    c = cl.complete("m", MSG, 10)
+    assert c.error is None
+    assert fake_llm.bodies[-1] == {"model": "m", "messages": MSG, "max_completion_tokens": 10}
+    # Another request, so another cache entry: the default client does not hit it.
+    assert not client(tmp_path).complete("m", MSG, 10).cached and fake_llm.requests == 2
+
+
+def test_the_judge_client_takes_the_judge_sampling(tmp_path, fake_llm):
+    cfg = load_config(write_config(tmp_path, judge_sampling={"temperature": None}))
+    assert "temperature" not in LLMClient(cfg, role="judge").request("m", MSG, 10)
+    assert LLMClient(cfg).request("m", MSG, 10)["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("key, section, says", [
+    ("answer_sampling", {"max_tokens_param": "max_output_tokens"}, "answer_sampling.max_tokens_param"),
+    ("answer_sampling", {"temperature": "low"}, "answer_sampling.temperature"),
+    ("answer_sampling", {"temperature": -0.5}, "answer_sampling.temperature"),
+    ("answer_sampling", {"temperature": True}, "answer_sampling.temperature"),
+    ("judge_sampling", {"send_seed": "no"}, "judge_sampling.send_seed"),
+    ("judge_sampling", {"top_p": 1}, "judge_sampling.top_p"),
+    ("answer_sampling", "max_completion_tokens", "answer_sampling"),
+])
+def test_a_wrong_sampling_setting_is_refused_naming_the_key(tmp_path, key, section, says):
+    with pytest.raises(InputError, match=f"key '{says}'"):
+        load_config(write_config(tmp_path, **{key: section}))
