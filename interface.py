@@ -1047,6 +1047,11 @@ def _sampling(path: str, key: str, section: dict) -> dict:
 # The command line
 # ---------------------------------------------------------------------------------------------
 
+class ServiceDown(Exception):
+    """A service the stage needs stopped answering (llm.EndpointDown: the model endpoint): the
+    stage stops with exit 3; every record written stays, and the same command resumes."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM arrived: the stage stops as on Ctrl-C (records written stay, calls in flight are
     redone on resume), whatever SIGINT's disposition."""
@@ -1057,8 +1062,8 @@ def _raise_terminated(signum: int, frame: Any) -> None:
 
 
 def run_cli(main_fn, argv: list[str] | None = None) -> int:
-    """Run a script's main: InputError prints one line and exits 2, Ctrl-C exits 130, SIGTERM
-    exits 143. SIGINT keeps the disposition the process started with: a shell starts a
+    """Run a script's main: InputError prints one line and exits 2, ServiceDown exits 3, Ctrl-C
+    exits 130, SIGTERM exits 143. SIGINT keeps the disposition the process started with: a shell starts a
     background job with SIGINT ignored so that Ctrl-C spares it, and that choice is honoured.
     SIGTERM is caught unless it too was ignored, and only for the length of the call."""
     previous = signal.getsignal(signal.SIGTERM)
@@ -1070,6 +1075,9 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ServiceDown as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_TOO_MANY_ERRORS
     except Terminated:
         print("terminated", file=sys.stderr)
         return EXIT_TERMINATED

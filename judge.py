@@ -220,6 +220,7 @@ def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
         client, chooser, pool = LLMClient(cfg, role="judge"), FormatChooser(), Workers(max(1, workers))
+        client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
         for i in need_llm:
             pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
                         rubric_for(items[i]))
@@ -361,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{len(need_llm)} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
+    if client is not None:
+        client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     chooser = FormatChooser()
     pool = Workers(max(1, workers))

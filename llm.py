@@ -1,11 +1,22 @@
 """The one model client: any OpenAI-compatible chat endpoint, with bounded retries and a disk
-cache. The endpoint comes from the environment only (LLM_BASE_URL, LLM_API_KEY); neither value
-is ever written to a file, a log or an error message.
+cache. The endpoint comes from the environment only (LLM_BASE_URL, LLM_API_KEY). The key is
+never written to a file, a log or an error message; the endpoint's address is named in error
+messages (so that a dead or mistyped endpoint can be found), without any user:password or query
+part, and in no file.
 
-The client speaks the chat-completions wire format over `requests` directly: the openai SDK
-cost 2.2 s to import and two thirds of the harness's CPU per call in its request transform
-(measured for the issue "At scale and under faults"; bench/throughput.py prints the ratio),
-and the harness needs one POST and its status code, nothing else of the SDK.
+The client speaks the chat-completions wire format over http.client, one kept-alive connection
+per thread: the openai SDK cost 2.2 s to import and two thirds of the harness's CPU per call in
+its request transform, and `requests` looked up ~/.netrc, proxies and certificate bundles in
+the environment on every call (6.4 ms a call against 1.3 ms for http.client on one kept
+connection, on a loaded machine). The proxy and the certificate bundle are read from the
+environment once, when the client is made. bench/throughput.py prints the ratio.
+
+Before a stage's first question, preflight() sends one small request with the stage's model and
+sampling parameters, so that a refused connection, an unknown model, a refused key or a
+parameter the endpoint refuses stops the stage within seconds with the setting to change (exit
+2), instead of failing every question. During a stage, CONNECTION_FAILURES_TO_STOP calls in a
+row that could not connect, each after its retries, stop it (EndpointDown, exit 3): every
+record written stays, and the same command resumes.
 
 Usage (a smoke test of the endpoint):
   python llm.py --config config.yaml "Say hello"
@@ -13,22 +24,26 @@ Usage (a smoke test of the endpoint):
 from __future__ import annotations
 
 import argparse
+import base64
 import email.utils
 import hashlib
+import http.client
 import json
 import os
 import queue
 import random
+import select
+import ssl
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
-import requests
-
-from interface import InputError, load_config, run_cli, write_atomic
+from interface import InputError, ServiceDown, load_config, run_cli, write_atomic
 
 # Wait ceilings: a server asking for more than this is treated as asking for this much, so a run
 # cannot stall for hours on one header; the retry count still bounds the total.
@@ -38,11 +53,29 @@ MAX_BACKOFF_S = 60.0
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: the server is busy or failed, not the request (the openai SDK's set).
 RETRY_STATUSES = frozenset({408, 409, 429})
+# The preflight's question: small, and recognisable in a server's log (tests/fake_llm.py knows it).
+PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
+# Calls in a row that could not connect, each after all its retries (about 15 s of backoff with
+# the default settings), before a stage stops: fewer could be one blip that several workers saw
+# at once; more would send every question of a dead endpoint through its retries (the issue
+# "The answer on the first screen": 381 s on the dev split).
+CONNECTION_FAILURES_TO_STOP = 3
 
 
 class AuthenticationError(InputError):
     """The endpoint refused the key (401/403): every later call would fail the same way, so the
     stage stops at once with exit 2 instead of sending every question."""
+
+
+class EndpointError(InputError):
+    """The preflight failed in a way retrying cannot fix (nothing listens, an unknown model, a
+    refused parameter): exit 2, naming the endpoint and the setting to change."""
+
+
+class EndpointDown(ServiceDown):
+    """The endpoint stopped answering: calls in a row could not connect, or the preflight met
+    only busy or failing answers. The stage stops with exit 3 (run_cli); the same command
+    resumes."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +105,20 @@ def endpoint_from_env() -> tuple[str, str, str]:
     # The identity keeps what it was before this client dropped the openai SDK (None stood for
     # the SDK's default endpoint), so existing caches still hit.
     return base_url or DEFAULT_BASE_URL, api_key, os.environ.get("LLM_ENDPOINT_ID") or base_url
+
+
+def endpoint_label(url: str) -> str:
+    """The endpoint's address for an error message: scheme, host, port and path, without any
+    user:password, query or fragment, which may hold a secret."""
+    u = urllib.parse.urlsplit(url)
+    host = u.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{u.port}" if u.port else ""
+    except ValueError:
+        port = ""
+    return f"{u.scheme}://{host}{port}{u.path}"
 
 
 def server_info() -> dict | None:
@@ -124,30 +171,105 @@ def _retry_after_s(headers: Any) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
+# ---------------------------------------------------------------------------------------------
+# The wire: one kept-alive connection per thread, the environment read once
+# ---------------------------------------------------------------------------------------------
+
+class Route:
+    """Where a chat request goes: the endpoint's host, port and path, through the proxy the
+    environment names for it (http_proxy, https_proxy, no_proxy; read once, as `requests` read
+    them on every call), with TLS verified against REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE when set,
+    else the certifi bundle `requests` used."""
+
+    def __init__(self, base_url: str, timeout_s: float) -> None:
+        u = urllib.parse.urlsplit(base_url)
+        label = endpoint_label(base_url)
+        try:
+            port = u.port
+        except ValueError:
+            port = -1
+        if u.scheme not in ("http", "https") or not u.hostname or port == -1:
+            raise InputError(f"LLM_BASE_URL {label!r} is not an http(s) URL of an OpenAI-compatible API "
+                             f"(for example http://127.0.0.1:8080/v1)")
+        self.https = u.scheme == "https"
+        self.host, self.port = u.hostname, port or (443 if self.https else 80)
+        self.timeout_s = timeout_s
+        self.path = u.path.rstrip("/") + "/chat/completions" + (f"?{u.query}" if u.query else "")
+        self.headers: dict = {}
+        self.proxy = None
+        proxy = urllib.request.getproxies().get(u.scheme)
+        if proxy and not urllib.request.proxy_bypass(u.hostname):
+            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            if p.scheme != "http" or not p.hostname:
+                raise InputError(f"{u.scheme}_proxy {endpoint_label(proxy)!r}: only an http:// proxy is supported "
+                                 f"for the model endpoint")
+            self.proxy = (p.hostname, p.port or 80)
+            if p.username is not None:
+                creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+                self.headers["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode()
+            if not self.https:  # a plain request through a proxy names the whole URL
+                self.path = urllib.parse.urlunsplit(("http", u.netloc.rsplit("@", 1)[-1], self.path, "", ""))
+        self.context = None
+        if self.https:
+            bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+            if not bundle:
+                import certifi  # installed with requests; imported only for https
+                bundle = certifi.where()
+            self.context = (ssl.create_default_context(capath=bundle) if os.path.isdir(bundle)
+                            else ssl.create_default_context(cafile=bundle))
+
+    def connect(self) -> http.client.HTTPConnection:
+        """A new connection (opened on its first request)."""
+        if self.https:
+            if self.proxy is None:
+                return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
+            conn = http.client.HTTPSConnection(*self.proxy, timeout=self.timeout_s, context=self.context)
+            conn.set_tunnel(self.host, self.port, headers=self.headers)
+            return conn
+        if self.proxy is None:
+            return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+        return http.client.HTTPConnection(*self.proxy, timeout=self.timeout_s)
+
+
+def _dropped(conn: http.client.HTTPConnection) -> bool:
+    """An idle kept connection the server has closed (readable with nothing asked: end of file),
+    checked before reusing it, as urllib3 does."""
+    if conn.sock is None:
+        return False
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(conn.sock, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([conn.sock], [], [], 0)[0])
+
+
 class LLMClient:
     """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
-    'judge'), timeouts, retries and cache. Each thread keeps its own HTTP session, so
-    connections are reused without a shared lock."""
+    'judge'), timeouts, retries and cache. Each thread keeps its own connection, so connections
+    are reused without a shared lock."""
 
     def __init__(self, config: dict, use_cache: bool = True, role: str = "answer") -> None:
         self.base_url, self._api_key, self.endpoint_id = endpoint_from_env()
+        self.label = endpoint_label(self.base_url)
         self.role = role
         self.sampling = config[f"{role}_sampling"]
-        self._url = self.base_url.rstrip("/") + "/chat/completions"
-        self._headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            self._headers["Authorization"] = f"Bearer {self._api_key}"
         self.seed = config["seed"]
         self.timeout_s = config["request_timeout_s"]
         self.max_retries = config["max_retries"]
         self.backoff_s = config["retry_backoff_s"]
         self.cache_dir = config["cache_dir"] if use_cache else None
+        self._route = Route(self.base_url, self.timeout_s)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "User-Agent": "memory-bench", **self._route.headers}
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
         self._local = threading.local()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
         self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
         self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
+        self._connection_failures = 0  # calls in a row that could not connect, after their retries
 
     # -- cache --------------------------------------------------------------------------------
     def _cache_path(self, key: str) -> str:
@@ -180,9 +302,9 @@ class LLMClient:
     def complete(self, model: str, messages: list[dict], max_tokens: int,
                  response_format: dict | None = None, repeat: int = 0) -> Completion:
         """One chat completion with the configured sampling (temperature 0 and the config seed
-        by default). API errors come back as Completion.error; only a refused key raises
-        (AuthenticationError). A repeat above 0 has cache entries of its own, so a repeated run
-        asks the endpoint again."""
+        by default). API errors come back as Completion.error; a refused key raises
+        AuthenticationError, an endpoint that stopped answering EndpointDown. A repeat above 0
+        has cache entries of its own, so a repeated run asks the endpoint again."""
         request = self.request(model, messages, max_tokens, response_format)
         # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
         key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
@@ -209,6 +331,75 @@ class LLMClient:
             with self._lock:
                 self._inflight.pop(key).set()
 
+    def preflight(self, model: str, max_tokens: int) -> None:
+        """One small request with the stage's model and sampling parameters before its first
+        question. Raises EndpointError (exit 2) naming the endpoint and the setting to change
+        when nothing listens, the model is unknown or a parameter is refused; AuthenticationError
+        for a refused key; EndpointDown when the endpoint only answers busy or failing. Busy
+        answers and timeouts are retried as any call's; a refused connection is not. Its answer
+        is cached like any other, so a warm rerun sends nothing at all: the same endpoint
+        accepted these parameters before."""
+        request = self.request(model, [{"role": "user", "content": PREFLIGHT_PROMPT}], max_tokens)
+        key = cache_key(self.endpoint_id, request)
+        if self._cache_get(key) is not None:
+            return
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        for attempt in range(1, self.max_retries + 2):
+            with self._lock:
+                self.network_calls += 1
+            entry, wait, error, detail = self._attempt(body, attempt)
+            if entry is not None:
+                if entry["text"]:
+                    self._cache_put(key, entry)
+                return
+            if error == "connection" or wait is None or attempt > self.max_retries:
+                break
+            time.sleep(wait)
+        raise self._preflight_error(error, detail, model, attempt)
+
+    def _preflight_error(self, error: str, detail: str, model: str, attempts: int) -> Exception:
+        """The exception for a failed preflight, naming the endpoint and what to change."""
+        where = f"the model endpoint {self.label}"
+        model_key, sampling_key = f"{self.role}_model", f"{self.role}_sampling"
+        if error == "connection":
+            return EndpointError(f"cannot connect to {where} ({detail}): start the server there, or set "
+                                 f"LLM_BASE_URL to an endpoint that is up")
+        if error == "timeout":
+            return EndpointError(f"{where} did not answer within request_timeout_s ({self.timeout_s:g} s), "
+                                 f"{attempts} tries: check that LLM_BASE_URL is the right endpoint and that it is up, "
+                                 f"or raise request_timeout_s in the config")
+        if error == "bad_response":
+            return EndpointError(f"{where} did not answer with a chat completion ({detail}): LLM_BASE_URL must "
+                                 f"be an OpenAI-compatible API, usually ending in /v1")
+        if error.startswith("bad_request"):
+            return EndpointError(f"{where} refused the request with {model_key} {model!r} and {sampling_key} "
+                                 f"{json.dumps(self.sampling)} ({detail}): {self._parameter_fix(detail, model)}")
+        if error.startswith("http_404"):
+            return EndpointError(f"{where} answered 404 for model {model!r} ({detail}): set {model_key} in the "
+                                 f"config to a model it serves, and check that LLM_BASE_URL is the API's base, "
+                                 f"usually ending in /v1")
+        if error.startswith("http_"):
+            return EndpointError(f"{where} answered {detail} to a chat request: check LLM_BASE_URL and "
+                                 f"{model_key} in the config")
+        return EndpointDown(f"{where} answered only {error} to a first small request, {attempts} tries; "
+                            f"rerun the same command when it answers")
+
+    def _parameter_fix(self, message: str, model: str) -> str:
+        """The config setting that changes what a 400 names: the first parameter of the request
+        that the endpoint's message mentions."""
+        key = f"{self.role}_sampling"
+        sent = self.sampling["max_tokens_param"]
+        other = "max_tokens" if sent == "max_completion_tokens" else "max_completion_tokens"
+        fixes = [(sent, f"set max_tokens_param: {other} in {key} (the config)"),
+                 ("temperature", f"set temperature: null in {key} (the config), so no temperature is sent"),
+                 ("seed", f"set send_seed: false in {key} (the config), so no seed is sent"),
+                 ("model", f"set {self.role}_model in the config to a model the endpoint serves")]
+        text = message.lower()
+        for name, fix in fixes:
+            if name in text:
+                return fix
+        return f"check {self.role}_model ({model!r}) and {key} in the config"
+
     def _cached(self, key: str) -> Completion | None:
         """The cached answer for this key, counted, or None."""
         hit = self._cache_get(key)
@@ -225,7 +416,7 @@ class LLMClient:
         for attempt in range(1, self.max_retries + 2):
             with self._lock:
                 self.network_calls += 1
-            entry, wait, error = self._attempt(body, attempt)
+            entry, wait, error, _ = self._attempt(body, attempt)
             if entry is not None:
                 self._count(entry["usage"], cached=False)
                 if not entry["text"]:
@@ -239,6 +430,14 @@ class LLMClient:
             if wait is None or attempt > self.max_retries:
                 break
             time.sleep(wait)
+        if error == "connection":
+            with self._lock:
+                self._connection_failures += 1
+                failures = self._connection_failures
+            if failures >= CONNECTION_FAILURES_TO_STOP:
+                raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label}, "
+                                   f"each after {self.max_retries} retries; stopped. Every record written so far "
+                                   f"is kept: rerun the same command when the endpoint is up")
         return Completion(None, None, None, False, error, attempt)
 
     def _count(self, usage: dict | None, cached: bool) -> None:
@@ -255,46 +454,73 @@ class LLMClient:
         with self._lock:
             return dict(self._usage)
 
-    def _session(self) -> requests.Session:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = self._local.session = requests.Session()
-        return session
-
-    def _attempt(self, body: bytes, attempt: int) -> tuple[dict | None, float | None, str | None]:
-        """One request: (cache entry, None, None) on success, else (None, seconds to wait
-        before a retry or None when retrying cannot help, error)."""
+    def _post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """POST one chat request on this thread's kept connection: (status, headers, body).
+        A kept connection the server closed while idle is replaced before the request, and once
+        more if the server closed it as the request went out (no status line came back);
+        anything else that fails raises OSError or http.client.HTTPException."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._route.connect()
+        elif _dropped(conn):
+            conn.close()
+        fresh = conn.sock is None
         try:
-            r = self._session().post(self._url, data=body, headers=self._headers, timeout=self.timeout_s)
-        except requests.Timeout:
-            return None, self._backoff(None, attempt), "timeout"
-        except requests.ConnectionError:
-            return None, self._backoff(None, attempt), "connection"
-        status = r.status_code
+            return self._exchange(conn, body)
+        except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
+            # RemoteDisconnected is a ConnectionResetError. A fresh connection that fails so is
+            # the endpoint's failure; a kept one may just have been closed by the server.
+            if fresh:
+                raise
+            return self._exchange(conn, body)
+
+    def _exchange(self, conn: http.client.HTTPConnection, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One request and its whole response on conn, which is closed if anything fails (it
+        reopens on the next request)."""
+        try:
+            conn.request("POST", self._route.path, body, self._headers)
+            r = conn.getresponse()
+            return r.status, r.msg, r.read()
+        except BaseException:
+            conn.close()
+            raise
+
+    def _attempt(self, body: bytes, attempt: int) -> tuple[dict | None, float | None, str | None, str]:
+        """One request: (cache entry, None, None, '') on success, else (None, seconds to wait
+        before a retry or None when retrying cannot help, error, what happened for people)."""
+        try:
+            status, headers, data = self._post(body)
+        except TimeoutError:
+            return None, self._backoff(None, attempt), "timeout", "timed out"
+        except (OSError, http.client.HTTPException) as e:
+            return None, self._backoff(None, attempt), "connection", self._scrub(str(e) or type(e).__name__)
+        self._connection_failures = 0  # the endpoint answered: it is up
         if status in (401, 403):
-            raise AuthenticationError(f"authentication failed: the endpoint answered HTTP {status} "
-                                      f"({self._scrub(_message(r))}); check LLM_API_KEY and LLM_BASE_URL")
+            raise AuthenticationError(f"authentication failed: the model endpoint {self.label} answered HTTP {status} "
+                                      f"({self._scrub(_message(status, data))}); check LLM_API_KEY and LLM_BASE_URL")
         if status in RETRY_STATUSES or status >= 500:
             reason = "rate_limit" if status == 429 else f"server_error: {status}"
-            return None, self._backoff(r.headers, attempt), reason
+            return None, self._backoff(headers, attempt), reason, f"HTTP {status}"
         if status in (400, 422):
-            return None, None, f"bad_request: {self._scrub(_message(r))}"
+            message = self._scrub(_message(status, data))
+            return None, None, f"bad_request: {message}", message
         if status != 200:
-            return None, None, f"http_{status}: {self._scrub(_message(r))}"
+            message = self._scrub(_message(status, data))
+            return None, None, f"http_{status}: {message}", f"HTTP {status}: {message}"
         try:
-            data = r.json()
-            choice = data["choices"][0]
+            payload = json.loads(data)
+            choice = payload["choices"][0]
             text = choice["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError):
             # A 200 that is not a chat completion: a proxy's error page, a torn body.
-            return None, self._backoff(None, attempt), "bad_response"
-        usage = data.get("usage")  # optional in the wire format
+            return None, self._backoff(None, attempt), "bad_response", self._scrub(repr(data[:80]))
+        usage = payload.get("usage")  # optional in the wire format
         if isinstance(usage, dict):
             usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
         else:
             usage = None
-        return {"text": text.strip(), "served_model": data.get("model"), "usage": usage,
-                "finish_reason": choice.get("finish_reason")}, None, None
+        return {"text": text.strip(), "served_model": payload.get("model"), "usage": usage,
+                "finish_reason": choice.get("finish_reason")}, None, None, ""
 
     def _backoff(self, headers: Any, attempt: int) -> float:
         """Exponential backoff with full jitter, or the server's Retry-After when it sends one."""
@@ -311,12 +537,13 @@ class LLMClient:
         return text[:300]
 
 
-def _message(r: requests.Response) -> str:
+def _message(status: int, data: bytes) -> str:
     """The error message of a failed response: the OpenAI-style body's, else the raw text."""
+    text = data.decode("utf-8", errors="replace")
     try:
-        body = r.json()
+        body = json.loads(text)
     except ValueError:
-        return r.text.strip() or f"HTTP {r.status_code}"
+        return text.strip() or f"HTTP {status}"
     if isinstance(body, dict):
         inner = body.get("error", body)  # optional fields of a foreign error body
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):

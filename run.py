@@ -47,7 +47,7 @@ from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, select_cases,
                        write_atomic)
 from interface import RUN_FORMAT
-from llm import LLMClient, Workers, server_info
+from llm import EndpointDown, LLMClient, Workers, server_info
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
@@ -419,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
             if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
     # While answers are held, no record is written until every case is searched: the progress
     # line counts cases (done/total, rate, ETA), then records once answering starts (issue 16).
+    if client is not None and todo:
+        client.preflight(cfg["answer_model"], cfg["answer_max_tokens"])  # exit 2 in seconds if it cannot work
     progress = (Progress(f"run {system.name}", len(todo), "cases") if hold
                 else Progress(f"run {system.name}", len(keys) - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
@@ -535,8 +537,8 @@ def search_case(system, case: dict, todo: list[dict], namespace: str, identity: 
     try:
         ingested = system.ingest(case, namespace, cfg, identity["extra_wait_s"])
         ingest_error = None
-    except InputError:
-        raise  # bad config or a refused key: every case would fail the same way
+    except (InputError, EndpointDown):
+        raise  # bad config, a refused key, a dead endpoint: every case would fail the same way
     except Exception as e:
         ingested, ingest_error = {}, backend_error(e)
     searched = {}
@@ -547,7 +549,7 @@ def search_case(system, case: dict, todo: list[dict], namespace: str, identity: 
         try:
             hits, search_ms = system.hits(case, q, namespace, identity["top_k"])
             searched[q["qid"]] = (hits, search_ms, None)
-        except InputError:
+        except (InputError, EndpointDown):
             raise
         except Exception as e:
             searched[q["qid"]] = ([], None, backend_error(e))

@@ -15,15 +15,18 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import requests
 import yaml
@@ -31,6 +34,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from interface import load_config  # noqa: E402
 from llm import LLMClient  # noqa: E402
 from machine import describe  # noqa: E402
 
@@ -90,10 +94,25 @@ class Endpoint:
 
 
 def served_rate(ep: Endpoint) -> tuple[int, float]:
-    """(requests, requests per second from the first request to the last reply), as the
-    endpoint saw them: start-up and file writing outside that window are not counted."""
+    """(question requests, requests per second from the first question request to the last
+    reply), as the endpoint saw them: start-up, the stage's preflight and file writing outside
+    that window are not counted."""
     s = ep.stats()
-    return s["requests"], s["requests"] / max(1e-9, s["last_at"] - s["first_at"])
+    n = s["requests"] - s["preflights"]
+    return n, n / max(1e-9, s["last_at"] - s["first_at"])
+
+
+class RawHTTP:
+    """The floor of a chat call: http.client on one kept connection, no retries, no cache."""
+
+    def __init__(self, url: str) -> None:
+        u = urllib.parse.urlsplit(url)
+        self.path = u.path + "/chat/completions"
+        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+
+    def post(self, payload: dict) -> dict:
+        self.conn.request("POST", self.path, json.dumps(payload).encode(), {"Content-Type": "application/json"})
+        return json.loads(self.conn.getresponse().read())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,8 +148,8 @@ def stage_rate(folder: str, dataset: str, delay_s: float, workers: int, stage: s
 def bare_client(folder: str, ep: Endpoint) -> LLMClient:
     """The harness's model client pointed at the endpoint, with no cache and no retries."""
     os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
-    with open(make_config(folder, "unused"), encoding="utf-8") as fh:
-        cfg = {**yaml.safe_load(fh), "request_timeout_s": 60, "max_retries": 0, "retry_backoff_s": 0.0}
+    cfg = {**load_config(make_config(folder, "unused")), "request_timeout_s": 60, "max_retries": 0,
+           "retry_backoff_s": 0.0}
     return LLMClient(cfg, use_cache=False)
 
 
@@ -143,7 +162,7 @@ def bare_rate(folder: str, delay_s: float, workers: int, calls: int, raw: bool) 
         lock = threading.Lock()
 
         def work() -> None:
-            session = requests.Session()
+            wire = RawHTTP(ep.url)
             while True:
                 with lock:
                     if not left:
@@ -151,8 +170,7 @@ def bare_rate(folder: str, delay_s: float, workers: int, calls: int, raw: bool) 
                     i = left.pop()
                 messages = [{"role": "user", "content": f"Memories:\n(no memories)\nQuestion: q{i}"}]
                 if raw:
-                    session.post(ep.url + "/chat/completions", json={"model": "m", "messages": messages,
-                                                                     "max_tokens": 64}, timeout=60).json()
+                    wire.post({"model": "m", "messages": messages, "max_tokens": 64})
                 else:
                     client.complete("m", messages, 64)
         threads = [threading.Thread(target=work) for _ in range(workers)]
@@ -180,37 +198,45 @@ def part_calls(folder: str, concurrency: list[int], delay_s: float) -> None:
     print(f"  C={c:>2}: judge.py with an LLM judge {j:.2f}")
 
 
-def part_overhead(folder: str) -> None:
+def part_overhead(folder: str, rounds: int = 5) -> None:
+    """The harness's time per question at L = 0 (run.py, 4 workers, the endpoint's own time
+    included) beside one call of the bare client, of raw HTTP on one kept connection (the floor)
+    and of a `requests` session (the client's previous path), serially; medians of rounds that
+    alternate them, so each sees the same share of a shared machine."""
     dataset = os.path.join(folder, "overhead.jsonl")
     make_dataset(dataset, cases=100, questions=10, sessions=3, turns=4, words=12)
-    ep = Endpoint(0.0)
-    try:
-        env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
-        cfg = make_config(folder, dataset, workers=4)
-        subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--no-cache",
-                        "--out", os.path.join(folder, "overhead.jsonl.out")], cwd=ROOT, env=env, check=True,
-                       capture_output=True)
-        n, rate = served_rate(ep)
-    finally:
-        ep.stop()
-    print(f"overhead at L = 0: {1000 / rate:.2f} ms per question over {n} questions "
-          f"(4 workers; the endpoint's own time included)")
-    ep = Endpoint(0.0)
-    try:
-        client = bare_client(folder, ep)
-        session = requests.Session()
-        t0 = time.perf_counter()
-        for i in range(300):
-            client.complete("m", [{"role": "user", "content": f"q{i}"}], 64)
-        bare = (time.perf_counter() - t0) / 300
-        t0 = time.perf_counter()
-        for i in range(300):
-            session.post(ep.url + "/chat/completions", json={"model": "m", "messages": [
-                {"role": "user", "content": f"q{i}"}], "max_tokens": 64}, timeout=60).json()
-        raw = (time.perf_counter() - t0) / 300
-    finally:
-        ep.stop()
-    print(f"  one call, serially: bare client {bare * 1000:.2f} ms, raw HTTP {raw * 1000:.2f} ms")
+    took: dict = {"run.py": [], "bare client": [], "raw HTTP": [], "requests": []}
+    for round_ in range(rounds):
+        ep = Endpoint(0.0)
+        try:
+            env = {**os.environ, "LLM_BASE_URL": ep.url, "LLM_API_KEY": "bench"}
+            cfg = make_config(folder, dataset, workers=4)
+            subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--no-cache",
+                            "--out", os.path.join(folder, f"overhead-{round_}.jsonl.out")], cwd=ROOT, env=env,
+                           check=True, capture_output=True)
+            n, rate = served_rate(ep)
+            took["run.py"].append(1 / rate)
+            client, wire, session = bare_client(folder, ep), RawHTTP(ep.url), requests.Session()
+            ask = lambda i: {"model": "m", "messages": [{"role": "user", "content": f"{round_}-{i}"}], "max_tokens": 64}
+            calls = {"bare client": lambda i: client.complete("m", ask(i)["messages"], 64),
+                     "raw HTTP": lambda i: wire.post(ask(i)),
+                     "requests": lambda i: session.post(ep.url + "/chat/completions", json=ask(i), timeout=60).json()}
+            for name, call in calls.items():
+                t0 = time.perf_counter()
+                for i in range(200):
+                    call(i)
+                took[name].append((time.perf_counter() - t0) / 200)
+        finally:
+            ep.stop()
+    ms = {name: statistics.median(t) * 1000 for name, t in took.items()}
+    print(f"overhead at L = 0, medians of {rounds} alternating rounds: run.py {ms['run.py']:.2f} ms per question "
+          f"over {n} questions (4 workers; the endpoint's own time included)")
+    print(f"  one call, serially: bare client {ms['bare client']:.2f} ms, raw HTTP on one kept connection "
+          f"{ms['raw HTTP']:.2f} ms, a requests session {ms['requests']:.2f} ms")
+    print(f"  ratio run.py per question / raw HTTP per call: {ms['run.py'] / ms['raw HTTP']:.2f} "
+          f"(rounds: {', '.join(f'{a / b:.2f}' for a, b in zip(took['run.py'], took['raw HTTP']))}); "
+          f"bare client / raw HTTP: {ms['bare client'] / ms['raw HTTP']:.2f}; requests / raw HTTP: "
+          f"{ms['requests'] / ms['raw HTTP']:.2f}")
 
 
 def part_startup(folder: str) -> None:

@@ -16,7 +16,7 @@ import judge
 import manifest
 import run
 import score
-from conftest import ROOT, TINY, write_config
+from conftest import API_KEY, ROOT, TINY, write_config
 from dispositions import default_signals, sigint_ignored
 from interface import InputError, load_config, load_dataset, run_cli
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
@@ -232,13 +232,23 @@ def test_a_backend_that_fails_in_create_exits_2_with_its_message(tmp_path, fake_
     assert fake_llm.requests == 0
 
 
+def test_a_refused_key_stops_the_run_at_its_preflight(tmp_path, fake_llm, capsys):
+    cfg = write_config(tmp_path, workers=1)
+    fake_llm.api_key = "another key"
+    assert run_system(cfg, "keyword", tmp_path / "k.jsonl") == 2
+    err = capsys.readouterr().err
+    assert "authentication failed" in err and fake_llm.url in err and "LLM_API_KEY" in err
+    assert API_KEY not in err
+    assert fake_llm.requests == 1 and not (tmp_path / "k.jsonl").exists()  # nothing was run
+
+
 @pytest.mark.parametrize("status", [401, 403])
-def test_a_refused_key_stops_the_run_at_once(tmp_path, fake_llm, status, capsys):
+def test_a_key_refused_during_the_run_stops_it_at_once(tmp_path, fake_llm, status, capsys):
     cfg = write_config(tmp_path, workers=1)
     fake_llm.script = [{"status": status}] * 10
     assert run_system(cfg, "keyword", tmp_path / "k.jsonl") == 2
     assert "authentication failed" in capsys.readouterr().err
-    assert fake_llm.requests == 1
+    assert fake_llm.requests == 2  # the preflight, then the first question
 
 
 def start_stage(argv: list[str], preexec_fn) -> subprocess.Popen:
@@ -261,7 +271,7 @@ def test_ctrl_c_exits_130_at_once_with_slow_calls_in_flight_and_resume_redoes_th
     # Started as from a terminal: SIGINT at its default, whatever pytest inherited.
     p = start_stage(["run.py", "--config", cfg, "--backend", "keyword", "--out", str(out)], default_signals)
     try:
-        wait_for_requests(fake_llm, 3)  # three calls are in flight, each answering after 30 s
+        wait_for_requests(fake_llm, 4)  # the preflight, then three calls in flight, each answering after 30 s
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         code = p.wait(timeout=10)
@@ -291,7 +301,7 @@ def test_a_stage_started_with_sigint_ignored_keeps_ignoring_it_and_term_stops_it
     before = fake_llm.requests
     p = start_stage(argv, sigint_ignored)
     try:
-        wait_for_requests(fake_llm, before + 1)  # a slow call in flight
+        wait_for_requests(fake_llm, before + 2)  # at least one slow call in flight
         p.send_signal(signal.SIGINT)
         with pytest.raises(subprocess.TimeoutExpired):
             p.wait(timeout=1.0)  # still running: the ignored SIGINT was honoured

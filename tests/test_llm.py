@@ -1,11 +1,26 @@
-"""The model client: bounded retries, Retry-After, no retry on 400, errors never cached."""
+"""The model client: bounded retries, Retry-After, no retry on 400, errors never cached; kept
+connections and proxies; sampling parameters; the preflight and an endpoint that goes away."""
 from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
 
-from conftest import write_config
-from interface import InputError, load_config
+import judge
+import run
+from conftest import API_KEY, ROOT, write_config
+from fake_llm import FakeLLM
+from interface import SAMPLING_DEFAULTS, InputError, load_config, run_cli
 from llm import LLMClient, cache_key
+
+
+def records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
 
 MSG = [{"role": "user", "content": "Memories:\n(no memories)\nQuestion: x"}]
 
@@ -106,6 +121,73 @@ def test_usage_without_a_count_is_counted_as_missing_not_as_zero(tmp_path, fake_
 
 
 # ---------------------------------------------------------------------------------------------
+# The wire: kept connections, the environment read once
+# ---------------------------------------------------------------------------------------------
+
+def test_a_kept_connection_the_server_closed_is_replaced_without_an_error_or_a_retry(tmp_path, fake_llm):
+    cl = client(tmp_path, max_retries=0)
+    fake_llm.script = [{"then_close": True}, {}, {"then_close": True}]
+    calls = [cl.complete("m", [{"role": "user", "content": f"q{i}"}], 10) for i in range(4)]
+    assert [(c.error, c.attempts) for c in calls] == [(None, 1)] * 4 and fake_llm.requests == 4
+
+
+def test_requests_go_through_the_proxy_the_environment_names_unless_no_proxy_says_otherwise(tmp_path, fake_llm,
+                                                                                          monkeypatch):
+    import http.client
+    import threading
+    import urllib.parse
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    relayed = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:  # a forward proxy: the request line names the whole URL
+            relayed.append((self.path, self.headers.get("Proxy-Authorization")))
+            target = urllib.parse.urlsplit(self.path)
+            upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            upstream.request("POST", target.path, body, {k: v for k, v in self.headers.items()
+                                                         if k.lower() not in ("host", "proxy-authorization")})
+            r = upstream.getresponse()
+            data = r.read()
+            self.send_response(r.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("http_proxy", f"http://user:p%40ss@127.0.0.1:{proxy.server_address[1]}")
+        monkeypatch.setenv("no_proxy", "")
+        assert client(tmp_path).complete("m", MSG, 10).text == "I don't know"
+        assert relayed == [(fake_llm.url + "/chat/completions", "Basic dXNlcjpwQHNz")]  # user:p@ss
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        assert client(tmp_path, cache_dir=str(tmp_path / "other")).complete("m", MSG, 10).error is None
+        assert len(relayed) == 1 and fake_llm.requests == 2
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_the_endpoint_is_named_without_user_password_or_query():
+    from llm import endpoint_label
+    assert endpoint_label("https://user:secret@api.example.com:8443/v1?key=k#x") == "https://api.example.com:8443/v1"
+    assert endpoint_label("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1"
+
+
+def test_a_base_url_that_is_not_http_is_a_clear_error(tmp_path, fake_llm, monkeypatch):
+    monkeypatch.setenv("LLM_BASE_URL", "127.0.0.1:8080/v1")
+    with pytest.raises(InputError, match="is not an http"):
+        client(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
 # Sampling parameters
 # ---------------------------------------------------------------------------------------------
 
@@ -144,3 +226,119 @@ def test_the_judge_client_takes_the_judge_sampling(tmp_path, fake_llm):
 def test_a_wrong_sampling_setting_is_refused_naming_the_key(tmp_path, key, section, says):
     with pytest.raises(InputError, match=f"key '{says}'"):
         load_config(write_config(tmp_path, **{key: section}))
+
+
+# ---------------------------------------------------------------------------------------------
+# The preflight, and an endpoint that goes away
+# ---------------------------------------------------------------------------------------------
+
+def test_the_fake_endpoint_knows_the_preflight():
+    from fake_llm import PREFLIGHT
+    from llm import PREFLIGHT_PROMPT
+    assert PREFLIGHT_PROMPT.startswith(PREFLIGHT)
+
+
+def test_a_preflight_is_sent_once_and_then_served_from_the_cache(tmp_path, fake_llm):
+    client(tmp_path).preflight("m", 10)
+    client(tmp_path).preflight("m", 10)
+    assert fake_llm.requests == fake_llm.preflights == 1
+
+
+def free_port() -> int:
+    """A port nothing listens on: bound once by the system, then released."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stage(name: str, *args: str, env: dict) -> subprocess.CompletedProcess:
+    """A stage script run as a user runs it; the timeout only stops a hung test."""
+    return subprocess.run([sys.executable, name, *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_a_closed_port_stops_the_run_at_its_preflight_naming_the_endpoint(tmp_path):
+    # Retries that would take minutes: the preflight does not retry a refused connection.
+    cfg = write_config(tmp_path, max_retries=5, retry_backoff_s=30)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "keyword.jsonl"
+    r = stage("run.py", "--config", cfg, "--backend", "keyword", "--out", str(out),
+              env={"LLM_BASE_URL": url, "LLM_API_KEY": API_KEY})
+    assert r.returncode == 2, r.stderr
+    assert f"cannot connect to the model endpoint {url}" in r.stderr and "LLM_BASE_URL" in r.stderr
+    assert not out.exists() and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("refused, fix", [
+    ("max_tokens", "set max_tokens_param: max_completion_tokens in answer_sampling"),
+    ("temperature", "set temperature: null in answer_sampling"),
+    ("seed", "set send_seed: false in answer_sampling"),
+])
+def test_a_parameter_the_endpoint_refuses_stops_the_run_before_any_question_with_the_setting_to_change(
+        tmp_path, fake_llm, capsys, refused, fix):
+    fake_llm.refused_params = {refused}
+    cfg = write_config(tmp_path)
+    out = tmp_path / "none.jsonl"
+    assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert fix in err and fake_llm.url in err and f"'{refused}' is not supported" in err
+    assert fake_llm.requests == 1 and not out.exists()  # the preflight only
+    # The setting it names, changed: the run goes through, and its records say how it asked.
+    sampling = {"max_tokens": {"max_tokens_param": "max_completion_tokens"}, "temperature": {"temperature": None},
+                "seed": {"send_seed": False}}[refused]
+    cfg = write_config(tmp_path, answer_sampling=sampling)
+    assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(out)]) == 0
+    assert all(r["answer_sampling"] == {**SAMPLING_DEFAULTS, **sampling} and r["error"] is None
+               for r in records(out))
+    assert not any(refused in body for body in fake_llm.bodies[1:])
+
+
+def test_an_unknown_model_stops_the_run_at_its_preflight(tmp_path, fake_llm, capsys):
+    fake_llm.models = {"the-served-model"}
+    assert run_cli(run.main, ["--config", write_config(tmp_path), "--backend", "none",
+                              "--out", str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "answered 404" in err and "set answer_model in the config" in err and fake_llm.requests == 1
+
+
+def test_judge_with_an_llm_judge_gets_the_same_preflight_with_its_own_settings(tmp_path, fake_llm, capsys):
+    cfg = write_config(tmp_path, judge_model="fake-judge")
+    runs, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", str(runs)]) == 0
+    fake_llm.refused_params = {"temperature"}
+    before = fake_llm.requests
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)]) == 2
+    assert "set temperature: null in judge_sampling" in capsys.readouterr().err
+    assert fake_llm.requests == before + 1  # the judge's preflight only
+    cfg = write_config(tmp_path, judge_model="fake-judge", judge_sampling={"temperature": None})
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)]) == 0
+    assert any(v["by"] == "llm" for v in records(verdicts))
+
+
+def test_an_endpoint_failing_every_request_at_the_preflight_stops_the_stage_with_exit_3(tmp_path, fake_llm, capsys):
+    fake_llm.fail_all = 503
+    cfg = write_config(tmp_path, max_retries=1)
+    assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(tmp_path / "none.jsonl")]) == 3
+    err = capsys.readouterr().err
+    assert fake_llm.url in err and "rerun the same command" in err and fake_llm.requests == 2
+
+
+def test_an_endpoint_that_goes_away_mid_run_stops_it_with_exit_3_and_the_same_command_resumes(tmp_path, fake_llm,
+                                                                                              capsys):
+    from llm import CONNECTION_FAILURES_TO_STOP
+    cfg = write_config(tmp_path, workers=1, max_retries=1, max_error_rate=1.0)
+    out = tmp_path / "none.jsonl"
+    fake_llm.script = [{}, {"then_stop": True}]  # two answers, then nothing listens on its port
+    assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert f"{CONNECTION_FAILURES_TO_STOP} calls in a row could not connect to the model endpoint {fake_llm.url}" in err
+    recs = records(out)
+    assert [r["error"] for r in recs] == [None, None] + ["connection"] * (CONNECTION_FAILURES_TO_STOP - 1)
+    port = int(fake_llm.url.split(":")[-1].split("/")[0])
+    again = FakeLLM(port=port).start()  # the endpoint is back
+    try:
+        assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(out)]) == 0
+    finally:
+        again.stop()
+    recs = records(out)
+    assert len(recs) == len({r["qid"] for r in recs}) == 6 and not any(r["error"] for r in recs)
