@@ -195,7 +195,8 @@ class Route:
         self.host, self.port = u.hostname, port or (443 if self.https else 80)
         self.timeout_s = timeout_s
         self.path = u.path.rstrip("/") + "/chat/completions" + (f"?{u.query}" if u.query else "")
-        self.headers: dict = {}
+        self.headers: dict = {}  # what each request adds: a plain request's proxy credentials
+        self._tunnel_headers: dict = {}  # what a CONNECT to the proxy carries for an https endpoint
         self.proxy = None
         proxy = urllib.request.getproxies().get(u.scheme)
         if proxy and not urllib.request.proxy_bypass(u.hostname):
@@ -204,10 +205,14 @@ class Route:
                 raise InputError(f"{u.scheme}_proxy {endpoint_label(proxy)!r}: only an http:// proxy is supported "
                                  f"for the model endpoint")
             self.proxy = (p.hostname, p.port or 80)
+            auth = {}
             if p.username is not None:
                 creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
-                self.headers["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode()
-            if not self.https:  # a plain request through a proxy names the whole URL
+                auth["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode()
+            if self.https:  # the credentials go to the proxy only, never through the tunnel
+                self._tunnel_headers = auth
+            else:  # a plain request through a proxy names the whole URL
+                self.headers = auth
                 self.path = urllib.parse.urlunsplit(("http", u.netloc.rsplit("@", 1)[-1], self.path, "", ""))
         self.context = None
         if self.https:
@@ -224,7 +229,7 @@ class Route:
             if self.proxy is None:
                 return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
             conn = http.client.HTTPSConnection(*self.proxy, timeout=self.timeout_s, context=self.context)
-            conn.set_tunnel(self.host, self.port, headers=self.headers)
+            conn.set_tunnel(self.host, self.port, headers=self._tunnel_headers)
             return conn
         if self.proxy is None:
             return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)

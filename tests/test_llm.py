@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -173,6 +174,30 @@ def test_requests_go_through_the_proxy_the_environment_names_unless_no_proxy_say
     finally:
         proxy.shutdown()
         proxy.server_close()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's certificate")
+def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(tmp_path, monkeypatch):
+    import ssl
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    server = FakeLLM()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    server.start()
+    try:
+        monkeypatch.setenv("LLM_BASE_URL", server.url.replace("http://", "https://"))
+        monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+        monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+        with pytest.raises(InputError, match="cannot connect to the model endpoint https://.*CERTIFICATE_VERIFY_FAILED"):
+            client(tmp_path).preflight("m", 10)  # a self-signed certificate is not in certifi's bundle
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+        assert client(tmp_path).complete("m", MSG, 10).text == "I don't know"
+    finally:
+        server.stop()
 
 
 def test_the_endpoint_is_named_without_user_password_or_query():
