@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import pty
+import re
 import shlex
 import signal
 import subprocess
@@ -29,6 +30,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("terminal", "trap", "setsid")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 DEFAULT_COMMAND = [sys.executable, "-m", "pytest", "-q", "tests/test_contract.py", "tests/test_embedded.py",
                    "tests/test_faults.py"]
 
@@ -76,9 +78,10 @@ def run_once(mode: str, command: list[str], log) -> int:
 
 
 def last_line(path: str) -> str:
-    """The last non-empty line of a log, terminal control characters removed."""
+    """The last non-empty line of a log, terminal colours and carriage returns removed."""
     with open(path, "rb") as fh:
-        lines = [line.decode("utf-8", "replace").replace("\r", "").strip() for line in fh.read().splitlines()]
+        lines = [ANSI.sub("", line.decode("utf-8", "replace")).replace("\r", "").strip()
+                 for line in fh.read().splitlines()]
     return next((line for line in reversed(lines) if line), "(no output)")
 
 
