@@ -1035,8 +1035,8 @@ def _sampling(path: str, key: str, section: dict) -> dict:
             raise InputError(f"{path}: unknown key '{key}.{name}'; known keys: {', '.join(SAMPLING_DEFAULTS)}")
         if name == "max_tokens_param" and value not in MAX_TOKENS_PARAMS:
             raise InputError(f"{where} must be one of {', '.join(MAX_TOKENS_PARAMS)}, got {value!r}")
-        if name == "temperature" and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                                             or not 0 <= value <= 2):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if name == "temperature" and value is not None and not (number and 0 <= value <= 2):
             raise InputError(f"{where} must be a number from 0 to 2, or null (not sent), got {value!r}")
         if name == "send_seed" and not isinstance(value, bool):
             raise InputError(f"{where} must be true or false, got {value!r}")

@@ -50,9 +50,9 @@ from datetime import datetime, timezone
 
 from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, calibration_rates, deterministic,
                      judge_prompt, load_calibration, parse_judge_reply, rubric_for, rubric_template)
-from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_IDENTITY_FIELDS, InputError,
-                       Progress, dumps, load_comparison, load_config, parse_shard, read_resumable, record_key,
-                       run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
+from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
+                       InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
+                       record_key, run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
                        write_json_atomic)
 from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
@@ -132,11 +132,14 @@ def load_verdicts(path: str, records: list[dict], grader: dict) -> tuple[dict, i
 # Grading
 # ---------------------------------------------------------------------------------------------
 
-def grader_identity(judge_model: str | None) -> dict:
-    """Who grades: the rule set, and the judge model with every prompt and schema it may get."""
+def grader_identity(judge_model: str | None, sampling: dict | None = None) -> dict:
+    """Who grades: the rule set, and the judge model with every prompt and schema it may get,
+    and its sampling settings (config judge_sampling) when they are not the defaults, which
+    leave the identity what it was before they could be set."""
     prompts = None
     if judge_model:
-        prompts = sha256_text(json.dumps([rubric_template(r) for r in sorted(RUBRICS)] + [JUDGE_SCHEMA],
+        extra = [sampling] if sampling is not None and sampling != SAMPLING_DEFAULTS else []
+        prompts = sha256_text(json.dumps([rubric_template(r) for r in sorted(RUBRICS)] + [JUDGE_SCHEMA] + extra,
                                          sort_keys=True, ensure_ascii=False))
     return {"rules_sha256": RULES_SHA256, "judge_model": judge_model, "judge_prompt_sha256": prompts}
 
@@ -291,7 +294,7 @@ def calibrate(a: argparse.Namespace) -> int:
     for role, path, set_items in sets:
         reports.append(set_report(role, path, set_items, graded[start:start + len(set_items)]))
         start += len(set_items)
-    report = {"grader": grader_identity(judge_model),
+    report = {"grader": grader_identity(judge_model, cfg["judge_sampling"]),
               "grading": "rules, then the LLM judge" if judge_model else "rules only",
               "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               **reports[0], "heldout": reports[1] if len(reports) > 1 else None}
@@ -343,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     records = [r for r in load_comparison(a.runs, dataset, a.allow_partial).records if not r["retrieval_only"]
                and (shard is None or shard_of(r, shard[1]) == shard[0])]
     judge_model = cfg["judge_model"]
-    grader = grader_identity(judge_model)
+    grader = grader_identity(judge_model, cfg["judge_sampling"])
     grader_name = f"{judge_model or 'rules-only'}:{RULES_SHA256[:12]}"
     if a.fresh and os.path.exists(a.out):
         os.unlink(a.out)

@@ -93,7 +93,8 @@ def code_sha256(name: str, config: dict) -> str:
         try:
             lines.append(f"{os.path.relpath(path, ROOT)}\0{sha256_file(path)}\n")
         except OSError as e:
-            raise InputError(f"backend {name!r}: cannot read {path} ({e.strerror}), which it declares in CODE_FILES") from None
+            raise InputError(f"backend {name!r}: cannot read {path} ({e.strerror}), which it declares "
+                             f"in CODE_FILES") from None
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 

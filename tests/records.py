@@ -19,7 +19,8 @@ def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: 
                **fields) -> dict:
     """A run record as run.py writes it; `fields` override any field."""
     rec = {"format": RUN_FORMAT, "run_id": "r", "backend": backend, "backend_id": backend, "backend_version": "v",
-           "backend_code_sha256": "c" * 64, "repeat": 0, "time_aware": False, "extra_wait_s": 0.0, "shard": None, **CONTRACT,
+           "backend_code_sha256": "c" * 64, "repeat": 0, "time_aware": False, "extra_wait_s": 0.0, "shard": None,
+           **CONTRACT,
            "internal_model": None, "flush_note": None, "deterministic": False, "case_id": case, "cluster": case,
            "qid": qid, "type": "single_hop", "question": f"question {qid}", "asked_at": "2026-06-01",
            "gold_answer": "g", "evidence": evidence, "meta": {}, "retrieved_ids": retrieved, "context_ids": retrieved,

@@ -71,7 +71,8 @@ def run_once(mode: str, command: list[str], log) -> int:
         return on_terminal(command, log)
     if mode == "trap":
         argv = ["bash", "-c", "trap '' INT; " + shlex.join(command)]
-        return subprocess.run(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, preexec_fn=default_signals).returncode
+        return subprocess.run(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                              preexec_fn=default_signals).returncode
     argv = ["setsid", "--wait", *command]
     return subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                           preexec_fn=default_signals).returncode

@@ -200,7 +200,8 @@ def test_a_signal_while_the_command_starts_stops_the_command(tmp_path, monkeypat
     monkeypatch.setattr(serve.subprocess, "Popen", popen_then_signal)
     # The dispositions this test sets, not the ones pytest inherited, are what must come back.
     on_int, on_term = lambda *_: None, lambda *_: sys.exit(143)
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_int), signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_int),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
     mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, serve.STOP_SIGNALS)
     try:
         with pytest.raises(SystemExit):

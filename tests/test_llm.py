@@ -192,8 +192,9 @@ def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(
         monkeypatch.setenv("LLM_BASE_URL", server.url.replace("http://", "https://"))
         monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
         monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+        # A self-signed certificate is not in certifi's bundle.
         with pytest.raises(InputError, match="cannot connect to the model endpoint https://.*CERTIFICATE_VERIFY_FAILED"):
-            client(tmp_path).preflight("m", 10)  # a self-signed certificate is not in certifi's bundle
+            client(tmp_path).preflight("m", 10)
         monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
         assert client(tmp_path).complete("m", MSG, 10).text == "I don't know"
     finally:
@@ -338,6 +339,21 @@ def test_judge_with_an_llm_judge_gets_the_same_preflight_with_its_own_settings(t
     cfg = write_config(tmp_path, judge_model="fake-judge", judge_sampling={"temperature": None})
     assert run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)]) == 0
     assert any(v["by"] == "llm" for v in records(verdicts))
+
+
+def test_verdicts_of_a_judge_with_other_sampling_settings_are_graded_again(tmp_path, fake_llm, capsys):
+    cfg = write_config(tmp_path, judge_model="fake-judge")
+    runs, verdicts = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", str(runs)]) == 0
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)]) == 0
+    by_llm = {v["qid"]: v["judge_prompt_sha256"] for v in records(verdicts) if v["by"] == "llm"}
+    assert by_llm and judge.grader_identity("fake-judge") == judge.grader_identity("fake-judge", SAMPLING_DEFAULTS)
+    cfg = write_config(tmp_path, judge_model="fake-judge", judge_sampling={"temperature": None})
+    capsys.readouterr()
+    assert run_cli(judge.main, ["--config", cfg, "--runs", str(runs), "--out", str(verdicts)]) == 0
+    assert f"{len(by_llm)} graded again" in capsys.readouterr().err
+    again = {v["qid"]: v["judge_prompt_sha256"] for v in records(verdicts) if v["by"] == "llm"}
+    assert again.keys() == by_llm.keys() and not set(again.values()) & set(by_llm.values())
 
 
 def test_an_endpoint_failing_every_request_at_the_preflight_stops_the_stage_with_exit_3(tmp_path, fake_llm, capsys):
