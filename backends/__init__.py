@@ -26,7 +26,8 @@ ROOT = os.path.dirname(HERE)
 # The keys of the config a backend is given besides its own section: the model a backend that
 # calls one must use (the pinned answer model) and what llm.LLMClient reads. Not the dataset's
 # path, not the other backends' sections, not the checks.
-HARNESS_KEYS = ("answer_model", "seed", "request_timeout_s", "max_retries", "retry_backoff_s", "cache_dir")
+HARNESS_KEYS = ("answer_model", "answer_sampling", "seed", "request_timeout_s", "max_retries", "retry_backoff_s",
+                "cache_dir")
 
 
 def available() -> list[str]:
