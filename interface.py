@@ -584,7 +584,7 @@ def dataset_counts(cases: list[dict]) -> dict:
 # The format of each kind of record, in its `format` field. A reader accepts its own version
 # only and names the fix for any other: a file of another format is written again by the stage
 # that wrote it, not read through branches for the fields another writer lacked.
-RUN_FORMAT = "run/1"
+RUN_FORMAT = "run/2"
 VERDICT_FORMAT = "verdict/1"
 SCORES_FORMAT = "scores/1"
 CHECKS_FORMAT = "checks/1"
