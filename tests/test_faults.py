@@ -26,14 +26,18 @@ def strip(recs: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in TIMING} for r in recs]
 
 
-def kill_repeatedly(argv: list[str], out: str, kills: int, seed: int) -> list[int]:
-    """Start the command and SIGKILL it at a random moment, `kills` times in a row; the number
-    of lines in `out` after each kill."""
+def kill_repeatedly(argv: list[str], out: str, kills: int, seed: int, fake_llm, most: int) -> list[int]:
+    """Start the command and SIGKILL it at a random point, `kills` times in a row: once the
+    endpoint has received a random number (2 to `most`) of new requests, so that the point is
+    in the middle of the work however fast the machine runs it; the number of lines in `out`
+    after each kill."""
     rng = random.Random(seed)
     lines = []
     for _ in range(kills):
+        target = fake_llm.requests + rng.randint(2, most)
         p = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 1.5))
+        while p.poll() is None and fake_llm.requests < target:
+            time.sleep(0.005)
         p.send_signal(signal.SIGKILL)
         p.wait()
         lines.append(len(open(out, "rb").read().splitlines()) if os.path.exists(out) else 0)
@@ -46,11 +50,11 @@ def finish(argv: list[str]) -> None:
 
 
 def test_run_and_judge_killed_at_random_points_then_rerun_equal_an_undisturbed_run(tmp_path, fake_llm):
-    fake_llm.delay_all_s = 0.02  # slow enough that kills land mid-run
+    fake_llm.delay_all_s = 0.02  # calls still in flight when a kill lands
     cfg = write_config(tmp_path, dataset=DEV, workers=4, judge_model="fake-judge")
     killed, clean = str(tmp_path / "killed.jsonl"), str(tmp_path / "clean.jsonl")
     argv = ["run.py", "--config", cfg, "--backend", "keyword", "--out", killed, "--budgets", "300,1200"]
-    cut = kill_repeatedly(argv, killed, kills=4, seed=1)
+    cut = kill_repeatedly(argv, killed, kills=4, seed=1, fake_llm=fake_llm, most=40)
     assert any(0 < n < 128 for n in cut), cut  # at least one kill landed mid-run
     finish(argv)
     # A separate cache, so that the undisturbed run really asks the endpoint.
@@ -64,7 +68,7 @@ def test_run_and_judge_killed_at_random_points_then_rerun_equal_an_undisturbed_r
     vk, vc = str(tmp_path / "v-killed.jsonl"), str(tmp_path / "v-clean.jsonl")
     jargv = ["judge.py", "--config", cfg, "--runs", killed, "--out", vk, "--workers", "4"]
     fake_llm.delay_all_s = 0.2  # about a hundred judge calls over four workers: seconds
-    cut = kill_repeatedly(jargv, vk, kills=3, seed=2)
+    cut = kill_repeatedly(jargv, vk, kills=3, seed=2, fake_llm=fake_llm, most=30)
     assert any(0 < n < 128 for n in cut), cut
     finish(jargv)
     finish(["judge.py", "--config", clean_cfg, "--runs", clean, "--out", vc, "--workers", "4"])
