@@ -444,7 +444,7 @@ def check_controls(scoring: Scoring | None, pairs: list | None, why: str | None,
 # ---------------------------------------------------------------------------------------------
 
 # What retrieved ids depend on: two runs that differ in one of these are not the same retrieval.
-SAME_RETRIEVAL = ("backend_version", "dataset_sha256", "top_k")
+SAME_RETRIEVAL = ("backend_version", "backend_code_sha256", "dataset_sha256", "top_k")
 
 
 def match_rerun(path: str, main: dict, run_paths: set, dataset) -> tuple[str, list[tuple[dict, dict]], dict]:

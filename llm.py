@@ -134,6 +134,10 @@ def server_info() -> dict | None:
         raise InputError(f"{path}: LLM_SERVER_INFO is not a readable JSON file ({e})") from None
 
 
+# What a cache entry holds (_ask writes these fields).
+CACHE_FIELDS = frozenset(("text", "served_model", "usage", "finish_reason"))
+
+
 def cache_key(endpoint: str | None, request: dict) -> str:
     """sha256 of everything that changes the output: endpoint, model, messages, sampling."""
     blob = json.dumps({"base_url": endpoint, **request}, sort_keys=True, ensure_ascii=False)
@@ -285,11 +289,16 @@ class LLMClient:
             return None
         try:
             with open(self._cache_path(key), encoding="utf-8") as fh:
-                return json.load(fh)
+                entry = json.load(fh)
         except FileNotFoundError:
             return None
         except (OSError, json.JSONDecodeError):
             return None  # a torn cache file is a miss, and is rewritten on success
+        # An entry without every field this client writes (torn, or written by another version)
+        # is a miss too: the call is made again and the entry rewritten whole.
+        if not isinstance(entry, dict) or not CACHE_FIELDS <= entry.keys():
+            return None
+        return entry
 
     def _cache_put(self, key: str, entry: dict) -> None:
         if self.cache_dir:
@@ -411,8 +420,7 @@ class LLMClient:
         if hit is None:
             return None
         self._count(hit["usage"], cached=True)
-        # finish_reason is absent from entries written before it was recorded: not known.
-        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit.get("finish_reason"))
+        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
 
     def _ask(self, key: str, request: dict) -> Completion:
         """Send the request, retrying what can be retried; cache a good answer."""

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import CaseWriter, Report, answer_text, base_parser, map_type, require  # noqa: E402
-from interface import (QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, parse_time, read_jsonl,  # noqa: E402
+from interface import (QUESTION_TYPES, InputError, is_answerable, parse_time, read_jsonl,  # noqa: E402
                        run_cli, sha256_file)
 
 
@@ -136,10 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         if not text.strip() or not gold.strip():
             raise InputError(f"{where}: fields 'question' and 'answer' must not be empty")
         evidence = read_evidence(q, conv_id, convs[conv_id], where)
-        if evidence and qtype in UNANSWERABLE_TYPES:
+        answerable = is_answerable({"type": qtype, "meta": meta})
+        if evidence and not answerable:
             raise InputError(f"{where}: field 'evidence' must be empty for an {qtype} question "
                              f"(the asked fact is never stated)")
-        if not evidence and qtype not in UNANSWERABLE_TYPES:
+        if not evidence and answerable:
             report.note("question_dropped_no_evidence", f"{where}: {qid}: {qtype} question names no "
                         f"evidence; dropped")
             continue

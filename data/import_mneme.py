@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 from importlib_common import CaseWriter, Report, base_parser, map_type, require  # noqa: E402
-from interface import (QUESTION_TYPES, UNANSWERABLE_TYPES, InputError, not_utf8_error, run_cli,  # noqa: E402
+from interface import (QUESTION_TYPES, InputError, is_answerable, not_utf8_error, run_cli,  # noqa: E402
                        sha256_file)
 
 # Arbitrary, fixed, and documented: the corpus has no dates and none of its questions is temporal.
@@ -117,7 +117,7 @@ def convert(path: str, conv: dict, sha: str, default_type: str | None, report: R
         # Mneme counts a test point as hit when any retrieved record holds any keyword (seed
         # document 003, "recall@k"), so the turns that hold one are its answer-bearing turns.
         evidence = [t["turn_id"] for t in prior if any(w in t["text"].lower() for w in keywords)]
-        if qtype in UNANSWERABLE_TYPES:
+        if not is_answerable({"type": qtype, "meta": {}}):
             evidence = []  # the contract: an unanswerable question names no evidence
         elif not evidence:
             why = ("it is on the first turn, so the case has no history" if not prior else

@@ -510,3 +510,13 @@ def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
     # without --config the default thresholds hold, and the fake endpoint's oracle is below them
     assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"
     assert data["thresholds"] == check.CHECK_DEFAULTS
+
+
+def test_a_rerun_of_other_backend_code_is_refused_as_another_retrieval(tmp_path, tiny_runs, capsys):
+    cfg, runs, verdicts = tiny_runs
+    rerun = tmp_path / "runs-check" / "keyword-2.jsonl"
+    recs = records(run_system(cfg, "keyword", rerun, "--retrieval-only"))
+    write_jsonl(rerun, [{**r, "backend_code_sha256": "0" * 64} for r in recs])
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg,
+                                "--out", str(tmp_path / "checks.json"), "--rerun", str(rerun)])
+    assert code == 2 and "field 'backend_code_sha256'" in capsys.readouterr().err

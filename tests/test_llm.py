@@ -383,3 +383,15 @@ def test_an_endpoint_that_goes_away_mid_run_stops_it_with_exit_3_and_the_same_co
         again.stop()
     recs = records(out)
     assert len(recs) == len({r["qid"] for r in recs}) == 6 and not any(r["error"] for r in recs)
+
+
+def test_a_cache_entry_missing_a_field_is_a_miss_and_is_rewritten_whole(tmp_path, fake_llm):
+    cl = client(tmp_path)
+    first = cl.complete("m", MSG, 10)
+    path = cl._cache_path(cache_key(fake_llm.url, cl.request("m", MSG, 10)))
+    entry = json.loads(open(path, encoding="utf-8").read())
+    del entry["finish_reason"]
+    open(path, "w", encoding="utf-8").write(json.dumps(entry))
+    again = cl.complete("m", MSG, 10)
+    assert not again.cached and again.text == first.text and fake_llm.requests == 2
+    assert "finish_reason" in json.loads(open(path, encoding="utf-8").read())
