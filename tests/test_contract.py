@@ -350,6 +350,9 @@ def test_the_manifest_hashes_backends_serve_and_grading(tmp_path, config):
     for f in ("serve.py", "grading.py", "run.py", os.path.join("backends", "keyword.py"),
               os.path.join("backends", "http.py")):
         assert f in m["code_sha256"]
+    # the sampling settings sent with every request, whatever the config leaves at its default
+    assert m["answer_sampling"] == m["judge_sampling"] == {"max_tokens_param": "max_tokens", "temperature": 0.0,
+                                                           "send_seed": True}
 
 
 def test_an_empty_answer_is_an_error_and_not_cached(tmp_path, fake_llm):
