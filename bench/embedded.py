@@ -14,9 +14,13 @@ call (its cached prefix, then its uncached tokens, then up to 64 generated) meas
 rate and the time per decode step; the floor is uncached tokens / prompt rate + decode steps x
 time per step, and wall / floor says what the harness adds.
 
+With --model NAME the same is measured for another embedded model (serve.py, MODELS), its
+config's answer_model set to that model's served name.
+
 Usage:
   python bench/embedded.py
   python bench/embedded.py --systems none oracle --dataset tests/data/tiny.jsonl
+  python bench/embedded.py --model qwen2.5-coder-0.5b --dataset data/dev-v2.jsonl
 """
 from __future__ import annotations
 
@@ -34,10 +38,10 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from serve import MODEL_ALIAS, ROOT  # noqa: E402
+from serve import DEFAULT_MODEL, MODELS, ROOT  # noqa: E402
 from machine import describe  # noqa: E402
 
-SYSTEMS = ("none", "oracle", "full_context", "keyword")
+SYSTEMS = ("none", "oracle", "full_context", "keyword", "bm25")
 # llama.cpp's timings, printed by llama-cpp-python's server after every completion call.
 PROMPT_LINE = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 DECODE_LINE = re.compile(r"llama_perf_context_print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs")
@@ -74,16 +78,16 @@ def engine_work(start: int, end: int) -> dict:
             "completion_s": sum(float(ms) for ms in TOTAL_LINE.findall(text)) / 1000}
 
 
-def probe(prompt: str, max_tokens: int) -> dict:
+def probe(prompt: str, max_tokens: int, alias: str) -> dict:
     """One completion on the served model; llama.cpp's timings of it."""
     start = log_size()
     r = requests.post(f"{os.environ['LLM_BASE_URL']}/completions", timeout=600,
-                      json={"model": MODEL_ALIAS, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0})
+                      json={"model": alias, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0})
     r.raise_for_status()
     return engine_work(start, log_size())
 
 
-def engine_floor(work: dict, mean_prompt_tokens: float, text: str) -> dict:
+def engine_floor(work: dict, mean_prompt_tokens: float, text: str, alias: str) -> dict:
     """The engine's limit for `work`, from probes run now in the shape of its mean call: a
     prefix of the mean cached length is read first (as the rules and, for full_context, the
     memories are cached in the pass), then the mean uncached length after it is timed, then up
@@ -94,8 +98,8 @@ def engine_floor(work: dict, mean_prompt_tokens: float, text: str) -> dict:
     for i in range(PROBES):
         # A nonce first, so that nothing of it is in the prompt cache.
         prefix = f"probe {time.time_ns()}\n" + text[50_000 * i:][:cached * CHARS_PER_TOKEN]
-        probe(prefix, 1)
-        timed_call = probe(prefix + text[50_000 * i + 25_000:][:uncached * CHARS_PER_TOKEN], PROBE_DECODE_TOKENS)
+        probe(prefix, 1, alias)
+        timed_call = probe(prefix + text[50_000 * i + 25_000:][:uncached * CHARS_PER_TOKEN], PROBE_DECODE_TOKENS, alias)
         rates.append(timed_call["prompt_tokens"] / timed_call["prompt_s"])
         step_ms.append(timed_call["decode_s"] / max(1, timed_call["decode_steps"]) * 1000)
     rate, ms = statistics.median(rates), statistics.median(step_ms)
@@ -144,7 +148,7 @@ def pipeline(cfg: str, out: str, systems: list[str], label: str) -> dict:
     return {"steps_s": {k: round(v, 2) for k, v in steps.items()}, "total_s": round(total, 2), "systems": rates}
 
 
-def at_the_limit(result: dict, text: str) -> dict | None:
+def at_the_limit(result: dict, text: str, alias: str) -> dict | None:
     """The cold answer pass beside the engine's floor, per system and in all; printed and returned."""
     if log_size() is None:
         print("[cold cache] no embedded server, so no engine floor", file=sys.stderr)
@@ -155,7 +159,7 @@ def at_the_limit(result: dict, text: str) -> dict | None:
         if not work["calls"]:
             continue
         rows[s] = {"wall_s": result["steps_s"][f"run {s}"], **{k: round(v, 2) for k, v in work.items()},
-                   **engine_floor(work, r["mean_prompt_tokens"], text)}
+                   **engine_floor(work, r["mean_prompt_tokens"], text, alias)}
     total = {k: round(sum(row[k] for row in rows.values()), 2)
              for k in ("wall_s", "floor_s", "completion_s", "prompt_s", "decode_s", "prompt_tokens", "decode_steps")}
     print("\n[cold cache] answer pass at the engine's limit (floor: uncached prompt tokens / probed prompt rate "
@@ -178,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default=os.path.join(ROOT, "config.yaml"))
     ap.add_argument("--dataset", help="override the config's dataset")
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS))
+    ap.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL)
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         cold = pipeline(cfg, os.path.join(a.inner, "cold"), a.systems, "cold cache")
         with open(os.path.join(ROOT, "data", "cases.jsonl"), encoding="utf-8") as fh:
             text = fh.read()
-        result = {"cold": cold, "cold_at_the_limit": at_the_limit(cold, text),
+        result = {"cold": cold, "cold_at_the_limit": at_the_limit(cold, text, MODELS[a.model].alias),
                   "warm": pipeline(cfg, os.path.join(a.inner, "warm"), a.systems, "warm cache")}
         with open(os.path.join(a.inner, "inner.json"), "w", encoding="utf-8") as fh:
             json.dump(result, fh)
@@ -197,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(a.config, encoding="utf-8") as fh:
         cfg = yaml.safe_load(fh)
     cfg["cache_dir"] = os.path.join(out, "llm-cache")  # cold: a cache of its own
+    cfg["answer_model"] = MODELS[a.model].alias
     if a.dataset:
         cfg["dataset"] = os.path.abspath(a.dataset)
     elif not os.path.isabs(cfg["dataset"]):
@@ -204,14 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(out, "config.yaml"), "w", encoding="utf-8") as fh:
         yaml.safe_dump(cfg, fh, allow_unicode=True)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "serve.py", "--", sys.executable, os.path.abspath(__file__),
-                        "--inner", out, "--systems", *a.systems], cwd=ROOT)
+    r = subprocess.run([sys.executable, "serve.py", "--model", a.model, "--", sys.executable, os.path.abspath(__file__),
+                        "--inner", out, "--model", a.model, "--systems", *a.systems], cwd=ROOT)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         return r.returncode
     with open(os.path.join(out, "inner.json"), encoding="utf-8") as fh:
         result = json.load(fh)
-    result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], machine=describe(),
+    result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], machine=describe(), model=a.model,
                   answer_model=cfg["answer_model"], context_token_budget=cfg["context_token_budget"])
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)

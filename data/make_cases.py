@@ -1625,6 +1625,16 @@ QUESTION_FRAMES = (
 )
 
 
+def unframe(question: str) -> str:
+    """The question inside its frame (QUESTION_FRAMES), as its kind wrote it."""
+    for frame in QUESTION_FRAMES:
+        pattern = re.escape(frame).replace(re.escape("{q}"), "(?P<q>.+)").replace(re.escape("{first}"), r"\w+")
+        m = re.fullmatch(pattern, question)
+        if m:
+            return m.group("q")
+    raise ValueError(f"no frame of QUESTION_FRAMES matches {question!r}")
+
+
 @dataclass
 class HardQuestion:
     """One version 2 question before turn ids are known (evidence and marks are chunk tags)."""

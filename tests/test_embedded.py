@@ -216,3 +216,27 @@ def test_a_signal_while_the_command_starts_stops_the_command(tmp_path, monkeypat
         if started and started[0].poll() is None:
             started[0].kill()
     assert started[0].poll() is not None, "the command outlived run_command"
+
+
+def test_a_model_shipped_in_chunks_is_joined_once_and_refused_when_the_join_is_not_pinned(tmp_path, monkeypatch):
+    import dataclasses
+    import hashlib
+    for i, data in ((1, b"GGUF first half "), (2, b"second half")):
+        (tmp_path / f"chunky_part{i}" / "data").mkdir(parents=True)
+        (tmp_path / f"chunky_part{i}" / "__init__.py").write_text("")
+        (tmp_path / f"chunky_part{i}" / "data" / f"part{i:02d}.bin").write_bytes(data)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(serve, "MODELS_DIR", str(tmp_path / "models"))
+    digest = hashlib.sha256(b"GGUF first half second half").hexdigest()
+    model = serve.EmbeddedModel(("chunky-part1==1", "chunky-part2==1"),
+                                (("chunky_part1", "data/part01.bin"), ("chunky_part2", "data/part02.bin")),
+                                "chunky.gguf", digest, "chunky.gguf", digest, None, "Chunky")
+    monkeypatch.setitem(serve.MODELS, "chunky", model)
+    path = serve.verified_model("chunky")
+    assert open(path, "rb").read() == b"GGUF first half second half"
+    assert serve.served_model(path, str(tmp_path / "convert.log"), 2, "chunky") == path  # served as shipped
+    os.remove(path)
+    monkeypatch.setitem(serve.MODELS, "chunky", dataclasses.replace(model, source_sha256="0" * 64))
+    with pytest.raises(InputError, match="chunks joined are not the pinned"):
+        serve.verified_model("chunky")
+    assert os.listdir(tmp_path / "models") == []
