@@ -2317,7 +2317,7 @@ def check_case_v2(case: dict) -> list[str]:
 def plausible_guesses(q: dict) -> list[str]:
     """The guesses a model without memory would plausibly give to a question."""
     asked = date.fromisoformat(q["asked_at"][:10])
-    text = q["question"].lower()
+    text = unframe(q["question"]).lower()
     if "how many" in text and "days" in text:
         return ["7 days", "14 days", "30 days", "3 days"]
     if "how many" in text:

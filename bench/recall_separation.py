@@ -1,0 +1,57 @@
+"""How far apart systems' retrieval recall is: each system's recall_any@k minus the baseline's
+on the same questions, with the 95% cluster-bootstrap interval score.py draws for accuracy
+(score.cluster_bootstrap, 10,000 resamples of whole cases). Reads run files of run.py, answered
+or --retrieval-only; score.py prints each recall, this prints their paired differences, which
+it does not (issue 25 asks that bm25 and dense each differ from keyword with an interval that
+excludes 0).
+
+Usage:
+  python bench/recall_separation.py --baseline runs/model-free/keyword.jsonl runs/model-free/bm25.jsonl runs/model-free/dense.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from interface import read_jsonl  # noqa: E402
+from score import cluster_bootstrap  # noqa: E402
+
+RESAMPLES, SEED = 10_000, 7
+
+
+def recall_any(path: str) -> dict:
+    """{qid: (cluster, evidence found among the retrieved)} for the questions with evidence."""
+    out = {}
+    for _, r in read_jsonl(path):
+        if r["evidence"] and r["retrieved_ids"] is not None:
+            out[r["qid"]] = (r["cluster"], bool(set(r["retrieved_ids"]) & set(r["evidence"])))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baseline", required=True, help="the baseline's run file")
+    ap.add_argument("runs", nargs="+", help="the other systems' run files")
+    a = ap.parse_args(argv)
+    base = recall_any(a.baseline)
+    print(f"{a.baseline}: recall_any@k {sum(hit for _, hit in base.values()) / len(base):.3f} (n={len(base)})")
+    for path in a.runs:
+        other = recall_any(path)
+        shared = sorted(set(base) & set(other))
+        by_cluster = defaultdict(list)
+        for qid in shared:
+            by_cluster[base[qid][0]].append(int(other[qid][1]) - int(base[qid][1]))
+        point, lo, hi = cluster_bootstrap(dict(by_cluster), RESAMPLES, SEED)
+        excludes = lo is not None and (lo > 0 or hi < 0)
+        print(f"{path}: recall_any@k {sum(other[q][1] for q in shared) / len(shared):.3f}, minus the baseline "
+              f"{point:+.3f} [{lo:+.3f}, {hi:+.3f}] over {len(shared)} questions in {len(by_cluster)} cases"
+              f"{'' if excludes else ' (the interval includes 0)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
