@@ -22,6 +22,9 @@ MODEL ?= $(DEFAULT_MODEL)
 # answer_model is part of the contract, so another embedded model answers under a config that
 # names it: $(CONFIG) with answer_model set to that model's served name, kept in .cache/.
 RUN_CONFIG = $(if $(filter $(DEFAULT_MODEL),$(MODEL)),$(CONFIG),.cache/config-$(MODEL).yaml)
+# serve.py --threads: empty for its default (all cores); THREADS=1 when other jobs hold a core,
+# where two spinning threads collapse (bench/README.md, "Two threads on a shared machine").
+THREADS ?=
 MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
 RUNS_DIR ?= runs
@@ -129,7 +132,7 @@ setup: $(VENV)/.model-$(MODEL)
 bench: $(VENV)/.core $(VENV)/.plots
 	@$(MAKE) --no-print-directory retrieval
 	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
-	$(PY) serve.py --model $(MODEL) -- $(MAKE) --no-print-directory answers
+	$(PY) serve.py --model $(MODEL) $(if $(THREADS),--threads $(THREADS)) -- $(MAKE) --no-print-directory answers
 	@echo "report: $(RESULTS_DIR)/report.md and $(RESULTS_DIR)/report.html (open it from disk)"
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,

@@ -183,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", help="override the config's dataset")
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS))
     ap.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL)
+    ap.add_argument("--threads", type=int, help="serve.py --threads (default: serve.py's, all cores); "
+                    "1 when another job holds a core (bench/README.md, \"Two threads on a shared machine\")")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
@@ -210,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(out, "config.yaml"), "w", encoding="utf-8") as fh:
         yaml.safe_dump(cfg, fh, allow_unicode=True)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "serve.py", "--model", a.model, "--", sys.executable, os.path.abspath(__file__),
+    threads = ["--threads", str(a.threads)] if a.threads else []
+    r = subprocess.run([sys.executable, "serve.py", "--model", a.model, *threads, "--", sys.executable, os.path.abspath(__file__),
                         "--inner", out, "--model", a.model, "--systems", *a.systems], cwd=ROOT)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
@@ -218,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(out, "inner.json"), encoding="utf-8") as fh:
         result = json.load(fh)
     result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], machine=describe(), model=a.model,
+                  threads=a.threads,
                   answer_model=cfg["answer_model"], context_token_budget=cfg["context_token_budget"])
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
