@@ -2196,16 +2196,17 @@ class HardCase:
 # What --check verifies on every version 2 question, besides the files matching the generator
 # ---------------------------------------------------------------------------------------------
 
-def _norm_words(text: str) -> list[str]:
-    """The grader's normalized words of a text (numbers, dates, case and punctuation)."""
-    from grading import normalize
-    return normalize(text).split()
+def _names(text: str, name: str) -> bool:
+    """Whether the text names a service (a hyphenated name, punctuation around it allowed)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def _states(text: str, value: str) -> bool:
-    """Whether the text states the value on word boundaries, as the grader compares them."""
-    words, v = _norm_words(text), _norm_words(value)
-    return any(words[i:i + len(v)] == v for i in range(len(words) - len(v) + 1))
+    """Whether the text states the value: as the grader finds a value in an answer (dates and
+    numbers normalized), or written as it is between non-word characters (":9685/healthz",
+    "Maren Vance's"), which the grader's stricter boundaries leave out."""
+    from grading import states_value
+    return states_value(text, value) or re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
 def resolve_relative(phrase: str, said_on: date, others: list[str]) -> date:
@@ -2234,6 +2235,7 @@ def check_case_v2(case: dict) -> list[str]:
     (or computed from it as meta.derivation says) and not guessable from the question,
     distractors and outdated values differ from the gold, retracted turns are marked, and the
     near-miss entity is never said."""
+    from grading import verdict_normalize
     problems = []
     turns = {t["turn_id"]: t for s in case["sessions"] for t in s["turns"]}
     dates = {t["turn_id"]: date.fromisoformat(s["timestamp"][:10]) for s in case["sessions"] for t in s["turns"]}
@@ -2251,7 +2253,7 @@ def check_case_v2(case: dict) -> list[str]:
         if q["type"] != "abstention" and _states(q["question"], gold):
             bad("the gold is in the question")
         for o in meta.get("outdated_answers", []) + meta.get("distractor_answers", []):
-            if _norm_words(o) == _norm_words(gold):
+            if verdict_normalize(o) == verdict_normalize(gold):
                 bad(f"a distractor or outdated value {o!r} is the gold")
             elif not any(_states(t["text"], o) for tid, t in turns.items() if tid not in q["evidence"]):
                 bad(f"the distractor or outdated value {o!r} is never stated outside the evidence")
@@ -2284,11 +2286,11 @@ def check_case_v2(case: dict) -> list[str]:
                 bad("the count differs from its evidence")
         elif derivation["op"] == "order":
             seq = derivation["sequence"]
-            said = [next(s for s in seq if _states(t, s)) for t in texts]
+            said = [next(s for s in seq if _names(t, s)) for t in texts]
             order = [s for _, s in sorted(zip((dates[e] for e in q["evidence"]), said))]
             pick = {"first": order[0], "last": order[-1]}.get(derivation["pick"])
             if pick is None:
-                prev = next(s for s in seq if _states(q["question"], s))
+                prev = next(s for s in seq if _names(q["question"], s))
                 pick = order[order.index(prev) + 1]
             if order != seq or pick != gold:
                 bad("the order is not the order of its evidence")
