@@ -1,6 +1,6 @@
 """How far apart systems' retrieval recall is: each system's recall_any@k minus the baseline's
 on the same questions, with the 95% cluster-bootstrap interval score.py draws for accuracy
-(score.cluster_bootstrap, 10,000 resamples of whole cases). Reads run files of run.py, answered
+(metrics.ClusterBootstrap, 10,000 resamples of whole cases). Reads run files of run.py, answered
 or --retrieval-only; score.py prints each recall, this prints their paired differences, which
 it does not (issue 25 asks that bm25 and dense each differ from keyword with an interval that
 excludes 0).
@@ -17,10 +17,10 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from interface import read_jsonl  # noqa: E402
-from score import cluster_bootstrap  # noqa: E402
+import numpy as np  # noqa: E402
 
-RESAMPLES, SEED = 10_000, 7
+from interface import read_jsonl  # noqa: E402
+from metrics import RESAMPLES, SEED, ClusterBootstrap, interval  # noqa: E402
 
 
 def recall_any(path: str) -> dict:
@@ -30,6 +30,18 @@ def recall_any(path: str) -> dict:
         if r["evidence"] and r["retrieved_ids"] is not None:
             out[r["qid"]] = (r["cluster"], bool(set(r["retrieved_ids"]) & set(r["evidence"])))
     return out
+
+
+def paired_difference(by_cluster: dict) -> tuple[float, float | None, float | None]:
+    """The mean of per-question differences and its 95% interval, resampling whole clusters;
+    no interval from a single cluster (resampling it always draws it)."""
+    point = sum(sum(ds) for ds in by_cluster.values()) / sum(len(ds) for ds in by_cluster.values())
+    boot = ClusterBootstrap(list(by_cluster), RESAMPLES, SEED)
+    t = boot.totals(np.column_stack([boot.column({c: sum(ds) for c, ds in by_cluster.items()}),
+                                     boot.column({c: len(ds) for c, ds in by_cluster.items()})]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = interval(np.where(t[:, 1] > 0, t[:, 0] / t[:, 1], np.nan))
+    return (point, lo, hi) if len(by_cluster) > 1 else (point, None, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         by_cluster = defaultdict(list)
         for qid in shared:
             by_cluster[base[qid][0]].append(int(other[qid][1]) - int(base[qid][1]))
-        point, lo, hi = cluster_bootstrap(dict(by_cluster), RESAMPLES, SEED)
+        point, lo, hi = paired_difference(dict(by_cluster))
         excludes = lo is not None and (lo > 0 or hi < 0)
         print(f"{path}: recall_any@k {sum(other[q][1] for q in shared) / len(shared):.3f}, minus the baseline "
               f"{point:+.3f} [{lo:+.3f}, {hi:+.3f}] over {len(shared)} questions in {len(by_cluster)} cases"
