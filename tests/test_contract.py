@@ -415,7 +415,8 @@ def test_score_checks_the_runs_against_the_manifest_dataset_and_its_question_cou
     capsys.readouterr()
     argv = ["--runs", str(out), "--verdicts", str(verdicts), "--baseline", "keyword", "--manifest", str(m)]
     assert run_cli(score.main, argv) == 2
-    assert f"{out}: backend 'keyword' (repeat 0, budget 1200) holds 3 of the dataset's 6 questions" in \
+    budget = load_config(config)["context_token_budget"]
+    assert f"{out}: backend 'keyword' (repeat 0, budget {budget}) holds 3 of the dataset's 6 questions" in \
         capsys.readouterr().err
     assert run_cli(score.main, argv + ["--allow-partial", "--resamples", "20"]) == 0
     other = json.loads(m.read_text())

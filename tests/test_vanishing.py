@@ -14,7 +14,7 @@ import judge
 import run
 import score
 from conftest import TINY, write_config
-from interface import run_cli
+from interface import load_config, run_cli
 
 SYSTEMS = ("none", "keyword")
 
@@ -76,7 +76,8 @@ def test_runs_that_all_lack_the_same_questions_are_refused_naming_the_file_and_t
     capsys.readouterr()
     assert stage(name, cfg, runs, verdicts, tmp_path) == 2
     err = capsys.readouterr().err
-    assert f"{runs[0]}: backend 'none' (repeat 0, budget 1200) holds 3 of the dataset's 6 questions; 3 missing" in err
+    budget = load_config(cfg)["context_token_budget"]
+    assert f"{runs[0]}: backend 'none' (repeat 0, budget {budget}) holds 3 of the dataset's 6 questions; 3 missing" in err
     assert "--allow-partial" in err
 
 
