@@ -38,9 +38,13 @@ FAILURE_CAUSES = {
                    "instead of declining)",
 }
 RESAMPLES, SEED = 10000, 0
-# Resamples drawn at once: bounds the memory of the bootstrap (block x clusters counts).
+# Resamples seeded together: block b of the resamples is drawn from default_rng([seed, b x
+# BOOTSTRAP_BLOCK]), so a resample depends on the seed and its position only. Its draws are
+# made and counted BOOTSTRAP_CHUNK at a time, so that they and their counts stay in the CPU's
+# cache; the block's generator carries on from chunk to chunk, so the draws are the ones a
+# single call for the whole block makes.
 BOOTSTRAP_BLOCK = 1000
-KEEP_COUNTS_MAX = 25_000_000  # resamples x clusters kept in memory as float32 counts (100 MB)
+BOOTSTRAP_CHUNK = 1 << 17
 # Two-sided 95% confidence and 80% power: the minimum detectable difference of a paired
 # comparison is (z_0.975 + z_0.80) times the standard error of the paired difference.
 Z95, Z80 = 1.959964, 0.841621
@@ -413,24 +417,21 @@ class ClusterBootstrap:
         self.clusters = sorted(clusters)
         self.index = {c: i for i, c in enumerate(self.clusters)}
         self.resamples, self.seed = resamples, seed
-        # Drawing the counts costs more than using them: keep them when they fit in memory
-        # (10,000 resamples of 2,000 clusters: 80 MB), else draw them again for each use.
-        self._kept = [] if resamples * len(self.clusters) <= KEEP_COUNTS_MAX else None
 
     def counts(self):
         """Blocks of resamples as cluster-count matrices (block x clusters), the same every call."""
-        if self._kept:
-            yield from self._kept
-            return
         n = len(self.clusters)
+        step = max(1, min(BOOTSTRAP_BLOCK, BOOTSTRAP_CHUNK // n))
+        offsets = np.arange(step)[:, None] * n  # row i of a chunk counts into bins i*n .. i*n + n-1
         for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
             rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
             rng = np.random.default_rng([self.seed, start])
-            draws = rng.integers(0, n, size=(rows, n))
-            flat = (np.arange(rows)[:, None] * n + draws).ravel()
-            block = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float32)
-            if self._kept is not None:
-                self._kept.append(block)
+            block = np.empty((rows, n), dtype=np.float32)
+            for at in range(0, rows, step):
+                k = min(step, rows - at)
+                draws = rng.integers(0, n, size=(k, n))
+                draws += offsets[:k]
+                block[at:at + k] = np.bincount(draws.ravel(), minlength=k * n).reshape(k, n)
             yield block
 
     def totals(self, columns: np.ndarray) -> np.ndarray:
