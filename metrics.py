@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
+from functools import lru_cache
 
 import numpy as np
 
@@ -120,26 +121,36 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
     return "reader_miss"
 
 
+@lru_cache(maxsize=1 << 16)
+def _answer_overlap(gold: str, answer: str, category: int | None) -> tuple[bool, float]:
+    """Exact match and token F1 of an answer, by grading.py's functions, once per distinct
+    (gold, answer, category): the systems and repeats of a question often give one answer."""
+    return exact_match(gold, answer, category), token_f1(gold, answer, category)
+
+
 def question_row(rec: dict, v: dict | None, label: str) -> dict:
     """The per-question facts every metric is computed from (and scores.json's `questions`)."""
-    answer = rec["answer"]
+    answer, evidence, answerable = rec["answer"], rec["evidence"], is_answerable(rec)
     row = {"system": label, "qid": rec["qid"], "case_id": rec["case_id"], "cluster": rec["cluster"],
            "type": rec["type"], "budget": rec[BUDGET_FIELD], "repeat": rec["repeat"],
-           "answerable": is_answerable(rec), "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
+           "answerable": answerable, "verdict": v["verdict"] if v else None, "by": v["by"] if v else None,
            "correct": (v["verdict"] == "correct") if v else None, "cause": failure_cause(rec, v),
            "rules_only_verdict": v["rules_only_verdict"] if v and v["by"] == "llm" else None,
            "judge_error": v["judge_error"] if v else None,
            "exact_match": None, "token_f1": None, "contradicts": None,
            # How much of the evidence search found and the budget kept: the counts behind the
            # cause, so `jq` can tell a partial retrieval_miss from a total one.
-           "evidence_n": len(rec["evidence"]), "evidence_retrieved": None, "evidence_in_context": None,
-           "evidence_note": no_evidence_reason(rec) if not rec["evidence"] and is_answerable(rec) else None}
-    if rec["evidence"] and rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
-        row["evidence_retrieved"] = len(set(rec["evidence"]) & set(rec["retrieved_ids"]))
-        row["evidence_in_context"] = len(set(rec["evidence"]) & set(rec["context_ids"]))
+           "evidence_n": len(evidence), "evidence_retrieved": None, "evidence_in_context": None,
+           "evidence_note": no_evidence_reason(rec) if not evidence and answerable else None}
+    if evidence and rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
+        wanted = set(evidence)
+        row["evidence_retrieved"] = len(wanted.intersection(rec["retrieved_ids"]))
+        row["evidence_in_context"] = len(wanted.intersection(rec["context_ids"]))
     if v is not None:
-        row["exact_match"] = answer is not None and exact_match(rec["gold_answer"], answer, locomo_category(rec))
-        row["token_f1"] = token_f1(rec["gold_answer"], answer, locomo_category(rec)) if answer is not None else 0.0
+        if answer is None:
+            row["exact_match"], row["token_f1"] = False, 0.0
+        else:
+            row["exact_match"], row["token_f1"] = _answer_overlap(rec["gold_answer"], answer, locomo_category(rec))
         outdated = rec["meta"].get("outdated_answers") or []  # an optional annotation
         if outdated and answer is not None:
             # Stating a replaced value as the answer; naming it beside the current one is history.
