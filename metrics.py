@@ -429,31 +429,41 @@ class ClusterBootstrap:
         self.index = {c: i for i, c in enumerate(self.clusters)}
         self.resamples, self.seed = resamples, seed
 
-    def counts(self):
-        """Blocks of resamples as cluster-count matrices (block x clusters), the same every call."""
+    def counts(self, groups: np.ndarray | None = None):
+        """Blocks of resamples as count matrices, the same every call: how often each cluster was
+        drawn (block x clusters); with `groups`, a group number per cluster (0 to G-1), how often
+        a cluster of each group was drawn (block x G)."""
         n = len(self.clusters)
-        step = max(1, min(BOOTSTRAP_BLOCK, BOOTSTRAP_CHUNK // n))
-        offsets = np.arange(step)[:, None] * n  # row i of a chunk counts into bins i*n .. i*n + n-1
+        width = n if groups is None else int(groups.max()) + 1 if n else 0
+        step = max(1, min(BOOTSTRAP_BLOCK, BOOTSTRAP_CHUNK // max(1, n)))
+        offsets = np.arange(step)[:, None] * width  # row i of a chunk counts into bins i*width and up
         for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
             rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
             rng = np.random.default_rng([self.seed, start])
-            block = np.empty((rows, n), dtype=np.float32)
+            block = np.empty((rows, width), dtype=np.float32)
             for at in range(0, rows, step):
                 k = min(step, rows - at)
-                draws = rng.integers(0, n, size=(k, n))
-                draws += offsets[:k]
-                block[at:at + k] = np.bincount(draws.ravel(), minlength=k * n).reshape(k, n)
+                bins = rng.integers(0, n, size=(k, n))
+                if groups is not None:
+                    bins = groups[bins]
+                bins += offsets[:k]
+                block[at:at + k] = np.bincount(bins.ravel(), minlength=k * width).reshape(k, width)
             yield block
 
     def totals(self, columns: np.ndarray) -> np.ndarray:
         """Per-cluster sums (clusters x statistics) -> their totals in each resample
-        (resamples x statistics). Every column here holds whole numbers (questions, correct
-        answers), and float32 adds whole numbers exactly below 2^24; a resample's total is at
-        most clusters x the largest cluster value, and when that bound is not below 2^24 the
-        sums are taken in float64 instead."""
+        (resamples x statistics). Clusters whose rows are equal add the same whichever of them
+        is drawn, so the draws are counted per distinct row: at most types x 2^systems of them
+        when clusters hold a question each, however many clusters there are. Every column here
+        holds whole numbers (questions, correct answers), and float32 adds whole numbers exactly
+        below 2^24; a resample's total is at most clusters x the largest cluster value, and when
+        that bound is not below 2^24 the sums are taken in float64 instead."""
+        distinct, groups = np.unique(columns, axis=0, return_inverse=True)
+        groups = groups.reshape(-1)
         if len(columns) and np.abs(columns).max() * len(self.clusters) >= 2 ** 24:
-            return np.vstack([block.astype(np.float64) @ columns for block in self.counts()])
-        return np.vstack([block @ columns.astype(np.float32) for block in self.counts()]).astype(np.float64)
+            return np.vstack([block.astype(np.float64) @ distinct for block in self.counts(groups)])
+        distinct = distinct.astype(np.float32)
+        return np.vstack([block @ distinct for block in self.counts(groups)]).astype(np.float64)
 
     def column(self, per_cluster: dict) -> np.ndarray:
         """A {cluster: value} mapping as a column over this bootstrap's clusters (0 elsewhere)."""

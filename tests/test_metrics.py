@@ -470,6 +470,14 @@ def test_bootstrap_resamples_do_not_depend_on_how_many_draws_are_made_at_once(mo
     draws = np.random.default_rng([3, 2000]).integers(0, clusters, size=(100, clusters))
     assert np.array_equal(whole[2000:], [np.bincount(d, minlength=clusters) for d in draws])
 
+
+def test_bootstrap_totals_past_float32_are_exact():
+    # A resample's total can pass 2^24, where float32 stops adding whole numbers exactly.
+    boot = metrics.ClusterBootstrap(["a", "b", "c", "d"], 300, 2)
+    columns = np.array([[2.0 ** 23, 1], [2.0 ** 23, 1], [3, 0], [2.0 ** 23 + 1, 1]])
+    counts = np.vstack([block.astype(np.float64) for block in boot.counts()])
+    assert np.array_equal(boot.totals(columns), counts @ columns)
+
 # ---------------------------------------------------------------------------------------------
 # The comparison as a whole
 # ---------------------------------------------------------------------------------------------
