@@ -114,9 +114,10 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
         return "reader_miss" if not is_answerable(rec) else "unmeasurable"
     if rec["context_ids"] is None or rec["retrieved_ids"] is None:
         return "unmeasurable"
-    if set(rec["evidence"]) - set(rec["retrieved_ids"]):
+    evidence = set(rec["evidence"])
+    if not evidence.issubset(rec["retrieved_ids"]):
         return "retrieval_miss"
-    if set(rec["evidence"]) - set(rec["context_ids"]):
+    if not evidence.issubset(rec["context_ids"]):
         return "budget_miss"
     return "reader_miss"
 
@@ -188,8 +189,8 @@ def recall_metrics(recs: list[dict]) -> dict:
     kw_note = None if keyworded else ("no question has keywords (meta.keywords)" if not any(
         r["meta"].get("keywords") for r in recs) else "every question with keywords failed")  # optional annotation
     return {
-        "recall_any_at_k": mean([bool(set(r["retrieved_ids"]) & set(r["evidence"])) for r in measured]),
-        "recall_all_in_context": mean([set(r["evidence"]) <= set(r["context_ids"]) for r in measured]),
+        "recall_any_at_k": mean([not set(r["evidence"]).isdisjoint(r["retrieved_ids"]) for r in measured]),
+        "recall_all_in_context": mean([set(r["evidence"]).issubset(r["context_ids"]) for r in measured]),
         "recall_n": len(measured), "recall_note": "; ".join(notes) or None,
         "keyword_recall_at_k": mean([bool(r["keyword_ranks"]) for r in keyworded]),
         "keyword_recall_in_context": mean([any(k <= r["hits_kept"] for k in r["keyword_ranks"]) for r in keyworded]),
