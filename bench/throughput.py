@@ -11,11 +11,13 @@ Usage:
   python bench/throughput.py                      # every part, at C = 16 and 32, L = 200 ms
   python bench/throughput.py --parts calls startup
   python bench/throughput.py --parts memory --memory-cases 500
+  python bench/throughput.py --parts score --score-against main   # score.py beside main's, same input
 """
 from __future__ import annotations
 
 import argparse
 import http.client
+import io
 import json
 import math
 import os
@@ -23,6 +25,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -317,15 +320,45 @@ def plain_bootstrap(diff_by_case: dict, resamples: int, seed: int) -> tuple[floa
     return tuple(stats[min(len(stats) - 1, max(0, math.ceil(p * len(stats)) - 1))] for p in (0.025, 0.975))
 
 
-def part_score(folder: str, resamples: int) -> None:
+def reference_tree(folder: str, rev: str) -> str:
+    """This repository's committed files at git revision `rev`, unpacked under folder, so that
+    its score.py can be timed beside this one's on the same input."""
+    path = os.path.join(folder, "ref-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in rev))
+    archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(path, filter="data")
+    return path
+
+
+def timed_score(root: str, args: list[str], out: str) -> float:
+    """Wall seconds of one score.py process of the tree at root, interpreter start included."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "score.py", *args, "--json", out], cwd=root, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} s [{min(xs):.2f}-{max(xs):.2f}]"
+
+
+def part_score(folder: str, resamples: int, against: str | None, rounds: int) -> None:
+    """score.py on 6 systems x 2,000 questions, `rounds` times; with `against`, that revision's
+    score.py on the same input in alternation (each round's first run swaps), the ratio of the
+    two per round, and whether their scores.json are the same bytes."""
+    ref = reference_tree(folder, against) if against else None
     for cases in (400, 2000):
         runs, verdicts, manifest = scored_comparison(folder, systems=6, questions=2000, cases=cases)
-        out = os.path.join(folder, f"scores-{cases}.json")
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "score.py", "--runs", *runs, "--verdicts", verdicts, "--baseline", "s0",
-                        "--manifest", manifest, "--resamples", str(resamples), "--json", out], cwd=ROOT, check=True,
-                       capture_output=True)
-        took = time.perf_counter() - t0
+        args = ["--runs", *runs, "--verdicts", verdicts, "--baseline", "s0", "--manifest", manifest,
+                "--resamples", str(resamples)]
+        out, ref_out = os.path.join(folder, f"scores-{cases}.json"), os.path.join(folder, f"scores-{cases}-ref.json")
+        ours, theirs = [], []
+        for i in range(rounds):
+            if ref and i % 2:
+                theirs.append(timed_score(ref, args, ref_out))
+            ours.append(timed_score(ROOT, args, out))
+            if ref and not i % 2:
+                theirs.append(timed_score(ref, args, ref_out))
         with open(out, encoding="utf-8") as fh:
             scores = json.load(fh)
         # The same interval by the plain per-draw method, for the first system against the baseline.
@@ -337,9 +370,15 @@ def part_score(folder: str, resamples: int) -> None:
                 diff.setdefault(q["case_id"], []).append(int(q["verdict"] == "correct") - int(base["verdict"] == "correct"))
         lo, hi = plain_bootstrap(diff, resamples, 0)
         d = next(x for x in scores["differences"] if x["system"] == "s1")
-        print(f"score.py: 6 systems x 2,000 questions, {cases} cases, {resamples} resamples: {took:.1f} s; "
-              f"s1 - s0 interval [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}], the plain per-draw method "
+        print(f"score.py: 6 systems x 2,000 questions, {cases} cases, {resamples} resamples: {spread(ours)} over "
+              f"{rounds} runs; s1 - s0 interval [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}], the plain per-draw method "
               f"[{lo:+.4f}, {hi:+.4f}]")
+        if ref:
+            with open(out, "rb") as a, open(ref_out, "rb") as b:
+                same = a.read() == b.read()
+            ratio = statistics.median(o / t for o, t in zip(ours, theirs))
+            print(f"  {against}'s score.py on the same input, alternating: {spread(theirs)}; this / {against} "
+                  f"{ratio:.2f} (median of the rounds' ratios); scores.json {'identical' if same else 'DIFFERENT'}")
 
 
 def part_memory(folder: str, cases: int) -> None:
@@ -375,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay-ms", type=float, default=200)
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--memory-cases", type=int, default=500)
+    ap.add_argument("--score-rounds", type=int, default=3, help="score.py runs per input (medians are printed)")
+    ap.add_argument("--score-against", metavar="REV", help="also time the score.py of this git revision (say, "
+                                                           "main) on the same input, alternating, and compare")
     a = ap.parse_args(argv)
     os.makedirs(os.path.join(ROOT, ".cache", "bench"), exist_ok=True)
     folder = tempfile.mkdtemp(prefix="throughput-", dir=os.path.join(ROOT, ".cache", "bench"))
@@ -386,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     if "startup" in a.parts:
         part_startup(folder)
     if "score" in a.parts:
-        part_score(folder, a.resamples)
+        part_score(folder, a.resamples, a.score_against, a.score_rounds)
     if "memory" in a.parts:
         part_memory(folder, a.memory_cases)
     return 0
