@@ -44,8 +44,12 @@ RESAMPLES, SEED = 10000, 0
 # made and counted BOOTSTRAP_CHUNK at a time, so that they and their counts stay in the CPU's
 # cache; the block's generator carries on from chunk to chunk, so the draws are the ones a
 # single call for the whole block makes.
+# The counts of whole blocks are then used in pieces of up to BOOTSTRAP_PIECE counts (16 MB):
+# each matrix product wakes BLAS's threads, which on a shared machine can cost more than a small
+# product itself, so the fewer products the better, within a bound on memory.
 BOOTSTRAP_BLOCK = 1000
 BOOTSTRAP_CHUNK = 1 << 17
+BOOTSTRAP_PIECE = 1 << 22
 # Two-sided 95% confidence and 80% power: the minimum detectable difference of a paired
 # comparison is (z_0.975 + z_0.80) times the standard error of the paired difference.
 Z95, Z80 = 1.959964, 0.841621
@@ -431,25 +435,29 @@ class ClusterBootstrap:
         self.resamples, self.seed = resamples, seed
 
     def counts(self, groups: np.ndarray | None = None):
-        """Blocks of resamples as count matrices, the same every call: how often each cluster was
-        drawn (block x clusters); with `groups`, a group number per cluster (0 to G-1), how often
-        a cluster of each group was drawn (block x G)."""
+        """Pieces of whole blocks of resamples as count matrices, the same every call: how often
+        each cluster was drawn (resamples x clusters); with `groups`, a group number per cluster
+        (0 to G-1), how often a cluster of each group was drawn (resamples x G)."""
         n = len(self.clusters)
         width = n if groups is None else int(groups.max()) + 1 if n else 0
         step = max(1, min(BOOTSTRAP_BLOCK, BOOTSTRAP_CHUNK // max(1, n)))
         offsets = np.arange(step)[:, None] * width  # row i of a chunk counts into bins i*width and up
+        per_piece = BOOTSTRAP_BLOCK * max(1, BOOTSTRAP_PIECE // (BOOTSTRAP_BLOCK * max(1, width)))
         for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
-            rows = min(BOOTSTRAP_BLOCK, self.resamples - start)
+            if start % per_piece == 0:
+                piece = np.empty((min(per_piece, self.resamples - start), width), dtype=np.float32)
             rng = np.random.default_rng([self.seed, start])
-            block = np.empty((rows, width), dtype=np.float32)
-            for at in range(0, rows, step):
-                k = min(step, rows - at)
+            end = min(start + BOOTSTRAP_BLOCK, self.resamples)
+            for at in range(start, end, step):
+                k = min(step, end - at)
                 bins = rng.integers(0, n, size=(k, n))
                 if groups is not None:
                     bins = groups[bins]
                 bins += offsets[:k]
-                block[at:at + k] = np.bincount(bins.ravel(), minlength=k * width).reshape(k, width)
-            yield block
+                row = at % per_piece
+                piece[row:row + k] = np.bincount(bins.ravel(), minlength=k * width).reshape(k, width)
+            if end % per_piece == 0 or end == self.resamples:
+                yield piece
 
     def totals(self, columns: np.ndarray) -> np.ndarray:
         """Per-cluster sums (clusters x statistics) -> their totals in each resample

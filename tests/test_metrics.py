@@ -458,15 +458,18 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
 
 
 @pytest.mark.parametrize("clusters", [1, 7, 400])
-def test_bootstrap_resamples_do_not_depend_on_how_many_draws_are_made_at_once(monkeypatch, clusters):
-    # A resample depends on the seed and its position only: counting the draws a chunk at a time
-    # gives the resamples of one draw per block.
+def test_bootstrap_resamples_do_not_depend_on_how_many_draws_are_made_or_used_at_once(monkeypatch, clusters):
+    # A resample depends on the seed and its position only: counting the draws a chunk at a time,
+    # and using the counts a piece at a time, gives the resamples of one draw per block.
     boot = metrics.ClusterBootstrap([f"c{i}" for i in range(clusters)], 2100, 3)
     monkeypatch.setattr(metrics, "BOOTSTRAP_CHUNK", 10 ** 9)
+    monkeypatch.setattr(metrics, "BOOTSTRAP_PIECE", 1)
     whole = np.vstack(list(boot.counts()))
     for chunk in (1, clusters + 1, 5 * clusters - 1):
-        monkeypatch.setattr(metrics, "BOOTSTRAP_CHUNK", chunk)
-        assert np.array_equal(np.vstack(list(boot.counts())), whole)
+        for piece in (1, 2000 * clusters, 10 ** 9):
+            monkeypatch.setattr(metrics, "BOOTSTRAP_CHUNK", chunk)
+            monkeypatch.setattr(metrics, "BOOTSTRAP_PIECE", piece)
+            assert np.array_equal(np.vstack(list(boot.counts())), whole)
     draws = np.random.default_rng([3, 2000]).integers(0, clusters, size=(100, clusters))
     assert np.array_equal(whole[2000:], [np.bincount(d, minlength=clusters) for d in draws])
 
