@@ -61,7 +61,8 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
                        load_dataset, read_run_files, run_cli, served_model_counts, session_items, sha256_file,
                        write_json_atomic)
-from metrics import Scoring, interval_text, mean, pair_verdicts, rate, recall_metrics, system_label
+from metrics import (Scoring, cost_metrics, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
+                     recall_metrics, system_label, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
@@ -237,21 +238,25 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
             for lineno, r in used if r["context_tokens"] > r[BUDGET_FIELD]]
     shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
-    limited = sum(r["k_limited"] is True for _, r in used)
+    # The mean context tokens and the k-limited share are figures score.py and the report show
+    # too: taken from metrics.py and written by its formatters, so the three outputs agree.
+    recs = [r for _, r in rows]
+    k = k_limited_metrics(recs)
+    limited = sum(r["k_limited"] is True for r in recs)
     numbers = {"file": path, "budget": budget, "records": len(rows), "measured": len(used), "over_budget": len(over),
-               "mean_tokens": mean(tokens), "max_tokens": max(tokens) if tokens else None,
+               "mean_tokens": cost_metrics(recs)["mean_context_tokens"], "max_tokens": max(tokens) if tokens else None,
                "mean_use": mean(shares), "max_use": max(shares) if shares else None,
-               "k_limited": limited, "k_limited_share": limited / len(used) if used else None}
+               "k_limited": limited, "k_limited_share": k["k_limited_share"]}
     if not used:
         return result("budget", subject, "SKIP", f"{path}: no record at budget {budget} has context_tokens (every "
                       f"question failed)", numbers)
-    text = (f"{path}: mean {numbers['mean_tokens']:.0f} tokens ({numbers['mean_use']:.0%} of the budget), max "
+    text = (f"{path}: mean {whole(numbers['mean_tokens'])} tokens ({numbers['mean_use']:.0%} of the budget), max "
             f"{numbers['max_tokens']} (budget {budget}) over {len(used)} records")
     if over:
         return result("budget", subject, "FAIL", f"{len(over)} record(s) over the budget; " + text, numbers, over)
     if backend not in CONTROL_NAMES and numbers["mean_use"] < settings["budget_use_min"]:
-        why = (f"top_k bounded the context of {limited} of {len(used)} records ({numbers['k_limited_share']:.0%} "
-               f"k_limited: every hit returned fit), so this budget measures k, not the budget"
+        why = (f"top_k bounded the context of {limited} of {k['k_limited_n']} records (k-limited share "
+               f"{rate(k['k_limited_share'])}: every hit returned fit), so this budget measures k, not the budget"
                if limited else "no record was k_limited: the histories or the hits are short")
         return result("budget", subject, "WARN", text + f": below {settings['budget_use_min']:.0%} on average; "
                       f"{why}; state it in the report", numbers)

@@ -12,6 +12,7 @@ import pytest
 import check
 import judge
 import run
+import score
 from conftest import TINY, write_config
 from interface import MemoryItem, items_sha256, load_dataset, run_cli, session_items
 from memory_service import MemoryService
@@ -139,6 +140,29 @@ def test_a_real_system_using_little_of_the_budget_is_a_warning(tmp_path):
     assert c["budget/none"]["status"] == "PASS"  # a control is empty by design
 
 
+def test_the_budget_check_writes_the_mean_context_tokens_and_k_limited_share_as_score_does(tmp_path, capsys):
+    # 10 and 11 tokens in turn: a mean of 10.5, which score.py writes as 11 (whole tokens, half
+    # up); a format of check.py's own (round half to even) wrote 10. Two of six records are
+    # k-limited: 0.333 in both outputs.
+    kw = [{**r, "context_tokens": 10 + i % 2, "k_limited": i < 2}
+          for i, r in enumerate(system("keyword", {"q0"}))]
+    runs, verdicts, cfg = write_comparison(tmp_path, {**GOOD, "keyword": kw})
+    out = tmp_path / "checks.json"
+    run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--out", str(out)])
+    budget = {c["id"]: c for c in json.loads(out.read_text())["checks"]}["budget/keyword"]
+    assert budget["status"] == "WARN" and budget["summary"].startswith(f"{runs[2]}: mean 11 tokens (1% of the budget)")
+    assert "top_k bounded the context of 2 of 6 records (k-limited share 0.333:" in budget["summary"]
+    capsys.readouterr()
+    scores = tmp_path / "scores.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--baseline", "keyword",
+                                "--resamples", "20", "--json", str(scores)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("keyword (baseline) |"))
+    assert row.split(" | ")[-3] == "11"  # ctx tokens
+    s = next(x for x in json.loads(scores.read_text())["systems"] if x["backend"] == "keyword")
+    assert (s["mean_context_tokens"], s["k_limited_share"]) == (budget["numbers"]["mean_tokens"],
+                                                                 budget["numbers"]["k_limited_share"])
+
+
 def sweep(name: str, correct: set, tokens: dict, **fields) -> list[dict]:
     """One system over the budgets of a sweep: budget -> context_tokens of each record."""
     return [r for budget, t in tokens.items()
@@ -159,7 +183,7 @@ def test_a_sweep_checks_the_budget_use_at_each_budget_and_names_the_k_limited_sh
     big = c["budget/keyword@8000"]
     assert big["status"] == "WARN" and big["numbers"]["mean_use"] == 0.25
     assert big["numbers"]["k_limited"] == 5 and big["numbers"]["k_limited_share"] == pytest.approx(5 / 6)
-    assert "top_k bounded the context of 5 of 6 records (83% k_limited" in big["summary"]
+    assert "top_k bounded the context of 5 of 6 records (k-limited share 0.833:" in big["summary"]
     assert "WARN  budget/keyword@8000:" in capsys.readouterr().out
     # Without k_limited records the warning says k was not the limit.
     systems["keyword"] = [{**r, "k_limited": False} for r in kw]
