@@ -88,6 +88,12 @@ def build_context(hits: list[Hit], budget: int, counter: TokenCounter,
                    hits_returned=len(hits), hits_kept=len(kept), hits_cut=len(hits) - len(kept))
 
 
+def answer_prompt(template: str, asked_at: str, context_text: str, question: str) -> str:
+    """The answer prompt exactly as sent: config.yaml's answer_prompt with its three fields
+    filled. run.py sends it, and the report rebuilds it from a record's context_text."""
+    return template.format(asked_at=asked_at, context=context_text, question=question)
+
+
 def _join(lines: list[str], newest_first: bool) -> str:
     """The context text as the model sees it."""
     return "\n".join(reversed(lines) if newest_first else lines)

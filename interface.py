@@ -584,7 +584,7 @@ def dataset_counts(cases: list[dict]) -> dict:
 # The format of each kind of record, in its `format` field. A reader accepts its own version
 # only and names the fix for any other: a file of another format is written again by the stage
 # that wrote it, not read through branches for the fields another writer lacked.
-RUN_FORMAT = "run/2"
+RUN_FORMAT = "run/3"
 VERDICT_FORMAT = "verdict/1"
 SCORES_FORMAT = "scores/1"
 CHECKS_FORMAT = "checks/1"
@@ -672,7 +672,7 @@ RUN_IDENTITY_FIELDS = ("format", "run_id", "backend", "backend_id", "backend_ver
 RUN_FIELDS = RUN_IDENTITY_FIELDS + (
     "shard", BUDGET_FIELD, "repeat", "internal_model", "flush_note", "deterministic", "case_id", "cluster", "qid",
     "type", "question", "asked_at", "gold_answer", "evidence", "meta", "retrieved_ids", "context_ids",
-    "context_tokens", "keyword_ranks", "hits_returned", "hits_kept", "hits_cut", "k_limited", "answer",
+    "context_text", "context_tokens", "keyword_ranks", "hits_returned", "hits_kept", "hits_cut", "k_limited", "answer",
     "served_model", "usage", "finish_reason", "retries", "ingest_s", "flush_s", "added_items", "added_sha256",
     "internal_usage", "search_ms", "search_calls_in_flight", "cached", "error")
 

@@ -41,7 +41,7 @@ import time
 from typing import TextIO
 
 from backends import code_sha256, load_backend
-from context import build_context, make_counter, render_line
+from context import answer_prompt, build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
                        parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, select_cases,
@@ -324,7 +324,11 @@ def base_record(identity: dict, system, case: dict, q: dict) -> dict:
             "qid": q["qid"], "type": q["type"], "question": q["question"], "asked_at": q["asked_at"],
             "gold_answer": q["gold_answer"], "evidence": q["evidence"],
             "meta": q.get("meta", {}),  # meta is optional in the contract
-            "retrieved_ids": None, "context_ids": None, "context_tokens": None, "keyword_ranks": None,
+            # context_text: the context exactly as the answer model read it (full_context's lines
+            # oldest first, a backend's own memory texts as it returned them), so that the report
+            # shows the prompt as sent (context.answer_prompt rebuilds it from this record).
+            "retrieved_ids": None, "context_ids": None, "context_text": None, "context_tokens": None,
+            "keyword_ranks": None,
             "hits_returned": None, "hits_kept": None, "hits_cut": None, "k_limited": None,
             "answer": None, "served_model": None, "usage": None, "finish_reason": None, "retries": 0,
             "ingest_s": None, "flush_s": None, "added_items": None, "added_sha256": None, "internal_usage": None,
@@ -511,14 +515,14 @@ def run_case(system, case: dict, identity: dict, cfg: dict, counter, budgets: li
                 if error is None:
                     ctx = build_context(hits, budget, counter, system.newest_first)
                     record.update(retrieved_ids=provenance(hits), context_ids=provenance(ctx.kept),
-                                  context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
+                                  context_text=ctx.text, context_tokens=ctx.tokens, hits_returned=ctx.hits_returned,
                                   hits_kept=ctx.hits_kept, hits_cut=ctx.hits_cut,
                                   k_limited=k_limited(system, ctx, identity["top_k"]),
                                   keyword_ranks=keyword_ranks(hits, q), search_calls_in_flight=in_flight)
                 if error is not None or identity["retrieval_only"]:
                     out.append((record, None))
                     continue
-                prompt = cfg["answer_prompt"].format(asked_at=q["asked_at"], context=ctx.text, question=q["question"])
+                prompt = answer_prompt(cfg["answer_prompt"], q["asked_at"], ctx.text, q["question"])
                 out.append((record, prompt))
     return out
 

@@ -15,6 +15,14 @@ CONTRACT = {"dataset_sha256": "d" * 64, "answer_model": "m", "prompt_sha256": "p
 RULES_ONLY = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_sha256": None}
 
 
+def context_text(case: str, retrieved: list | None) -> str | None:
+    """The context run.py would have sent for these turns of write_dataset's case."""
+    if retrieved is None:
+        return None
+    return "\n".join(f"[{i}] (2026-05-01T10:00:00Z) user: turn {t} of {case}" for i, t in enumerate(retrieved, 1)) \
+        or "(no memories)"
+
+
 def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: list, retrieved: list | None,
                **fields) -> dict:
     """A run record as run.py writes it; `fields` override any field."""
@@ -24,6 +32,7 @@ def run_record(backend: str, qid: str, case: str, answer: str | None, evidence: 
            "internal_model": None, "flush_note": None, "deterministic": False, "case_id": case, "cluster": case,
            "qid": qid, "type": "single_hop", "question": f"question {qid}", "asked_at": "2026-06-01",
            "gold_answer": "g", "evidence": evidence, "meta": {}, "retrieved_ids": retrieved, "context_ids": retrieved,
+           "context_text": context_text(case, retrieved),
            "context_tokens": 10, "keyword_ranks": None, "hits_returned": None, "hits_kept": None, "hits_cut": None,
            "k_limited": False, "answer": answer, "served_model": "m-served", "usage": None, "finish_reason": "stop",
            "retries": 0, "ingest_s": 0.0, "flush_s": 0.0, "added_items": None, "added_sha256": None,
