@@ -202,6 +202,43 @@ def recall_metrics(recs: list[dict]) -> dict:
     }
 
 
+def turn_ranking(rec: dict) -> list[str]:
+    """The turns a record's hits name, in rank order, each once (at the first hit that names it):
+    the ranking of stored turns the rank metrics read. A hit that carries several turns ranks them
+    at consecutive places, in its own order."""
+    return list(dict.fromkeys(rec["retrieved_ids"]))
+
+
+def dcg(relevances: list[int], k: int) -> float:
+    """Discounted cumulative gain at k as LongMemEval computes it (src/retrieval/eval_utils.py of
+    xiaowu0162/LongMemEval, commit 9e0b455): the first place counts 1, place i >= 2 counts
+    1 / log2(i)."""
+    top = relevances[:k]
+    return float(top[0] + sum(r / math.log2(i) for i, r in enumerate(top[1:], 2))) if top else 0.0
+
+
+def rank_scores(rec: dict, k: int) -> tuple[float, float, float]:
+    """One record's recall_all@k, NDCG@k (LongMemEval's evaluate_retrieval: every evidence turn
+    among the first k ranked turns; DCG of the ranking over that of the evidence ranked first) and
+    LoCoMo's R@k (the share of the question's evidence among the first k: task_eval/evaluation.py
+    of snap-research/locomo, commit 9228632). The record must have evidence and provenance."""
+    top = turn_ranking(rec)[:k]
+    evidence = set(rec["evidence"])
+    ideal = dcg([1] * len(evidence), k)
+    return (float(evidence <= set(top)), dcg([int(t in evidence) for t in top], k) / ideal,
+            sum(e in top for e in rec["evidence"]) / len(rec["evidence"]))
+
+
+def rank_metrics(recs: list[dict]) -> dict:
+    """recall_all@k, NDCG@k and the evidence share at k (LoCoMo's R@k) over the questions that
+    recall_metrics measures (gold evidence and provenance), at the k the runs searched with (the
+    contract's top_k)."""
+    measured = [r for r in recs if r["evidence"] and r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    scores = [rank_scores(r, r["top_k"]) for r in measured]
+    return {"rank_k": recs[0]["top_k"], "recall_all_at_k": mean([x[0] for x in scores]),
+            "ndcg_at_k": mean([x[1] for x in scores]), "evidence_recall_at_k": mean([x[2] for x in scores])}
+
+
 def staleness_metrics(recs: list[dict]) -> dict:
     """Of the items placed in context for annotated questions, the share superseded by a newer
     stored item (meta.superseded_evidence); needs provenance."""
@@ -291,7 +328,8 @@ def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
                   "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
                   "exact_match": mean([x["exact_match"] for x in graded]),
                   "token_f1": mean([x["token_f1"] for x in graded]),
-                  **recall_metrics(trecs), **staleness_metrics(trecs), **contradiction_metrics(trows)}
+                  **recall_metrics(trecs), **rank_metrics(trecs), **staleness_metrics(trecs),
+                  **contradiction_metrics(trows)}
     return out
 
 
@@ -407,7 +445,7 @@ def score_system(recs: list[dict], rows: list[dict]) -> dict:
         "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
         "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
         "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
-        "by_type": type_metrics(recs, rows), **recall_metrics(recs),
+        "by_type": type_metrics(recs, rows), **recall_metrics(recs), **rank_metrics(recs),
         "searched": sum(1 for r in recs if r["error"] is None),
         "hits_without_provenance": sum(1 for r in recs if r["error"] is None and r["retrieved_ids"] is None),
         **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),
@@ -741,6 +779,96 @@ class Scoring:
 
 
 # ---------------------------------------------------------------------------------------------
+# Between systems: paired differences in retrieval, which need no answer
+# ---------------------------------------------------------------------------------------------
+
+# The retrieval metrics compared with the baseline, question by question: every evidence turn in
+# the context (what the answer model could read), every evidence turn among the first k ranked
+# turns, and NDCG@k.
+RETRIEVAL_DIFFERENCE_METRICS = ("recall_all_in_context", "recall_all_at_k", "ndcg_at_k")
+
+
+def retrieval_values(rec: dict) -> dict | None:
+    """A record's value of each compared retrieval metric, or None when it cannot be measured
+    (no gold evidence, or no provenance: the same questions recall_metrics leaves out)."""
+    if not rec["evidence"] or rec["retrieved_ids"] is None or rec["context_ids"] is None:
+        return None
+    all_at_k, ndcg, _ = rank_scores(rec, rec["top_k"])
+    return {"recall_all_in_context": float(set(rec["evidence"]) <= set(rec["context_ids"])),
+            "recall_all_at_k": all_at_k, "ndcg_at_k": ndcg}
+
+
+def retrieval_differences(records: list[dict], baseline: str, resamples: int = RESAMPLES,
+                          seed: int = SEED) -> list[dict]:
+    """Each system (not a control) minus the baseline (its display name) on each retrieval metric,
+    per budget, question by question on the questions both measure (a system's value of a
+    question is its mean over repeats), with the 95% cluster-bootstrap interval, its standard
+    error, whether it separates the two and the minimum detectable difference. Needs no answer,
+    so the model-free pass compares too."""
+    several = len({r[BUDGET_FIELD] for r in records}) > 1
+    values: dict = defaultdict(lambda: defaultdict(list))  # label -> qid -> [values of each repeat]
+    backend_of, budget_of, cluster_of = {}, {}, {}
+    for r in records:
+        label = system_label(r, several)
+        backend_of[label], budget_of[label], cluster_of[r["qid"]] = r["backend"], r[BUDGET_FIELD], r["cluster"]
+        v = retrieval_values(r)
+        if v is not None:
+            values[label][r["qid"]].append(v)
+    means = {label: {q: {m: mean([v[m] for v in vs]) for m in RETRIEVAL_DIFFERENCE_METRICS} for q, vs in by_q.items()}
+             for label, by_q in values.items()}
+    out = []
+    for budget in sorted(set(budget_of.values())):
+        labels = sorted(label for label in budget_of if budget_of[label] == budget)
+        base = next((label for label in labels if backend_of[label] == baseline), None)
+        compared = [label for label in labels if backend_of[label] not in CONTROL_NAMES and label != base]
+        if base is None or not compared:
+            continue
+        common = {label: sorted(set(means.get(label, {})) & set(means.get(base, {}))) for label in compared}
+        boot = ClusterBootstrap(sorted({cluster_of[q] for qs in common.values() for q in qs}), resamples, seed)
+        columns, index = [], {}
+        for label in compared:
+            n: Counter = Counter(cluster_of[q] for q in common[label])
+            index[(label, None)] = len(columns)
+            columns.append(boot.column(n))
+            for m in RETRIEVAL_DIFFERENCE_METRICS:
+                d: Counter = Counter()
+                for q in common[label]:
+                    d[cluster_of[q]] += means[label][q][m] - means[base][q][m]
+                index[(label, m)] = len(columns)
+                columns.append(boot.column(d))
+        # Sums of fractions (NDCG, means over repeats): float64, where BudgetStats adds whole numbers.
+        totals = (np.vstack([block.astype(np.float64) @ np.column_stack(columns) for block in boot.counts()])
+                  if boot.clusters else None)
+        for label in compared:
+            qs = common[label]
+            clusters = len({cluster_of[q] for q in qs})
+            for m in RETRIEVAL_DIFFERENCE_METRICS:
+                entry = {"system": label, "baseline": base, "budget": budget, "metric": m, "difference": None,
+                         "ci_low": None, "ci_high": None, "standard_error": None, "questions": len(qs),
+                         "clusters": clusters, "separated": None, "minimum_detectable_difference": None,
+                         "note": None}
+                if not qs:
+                    entry["note"] = ("no question with gold evidence has provenance in both this system's and the "
+                                     "baseline's records")
+                    out.append(entry)
+                    continue
+                entry["difference"] = sum(means[label][q][m] - means[base][q][m] for q in qs) / len(qs)
+                if clusters > 1:
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        n_t = totals[:, index[(label, None)]]
+                        resampled = np.where(n_t > 0, totals[:, index[(label, m)]] / n_t, np.nan)
+                    entry["ci_low"], entry["ci_high"] = interval(resampled)
+                    entry["standard_error"] = float(np.nanstd(resampled))
+                    if entry["ci_low"] is not None:
+                        entry["separated"] = not entry["ci_low"] <= 0 <= entry["ci_high"]
+                    entry["minimum_detectable_difference"] = minimum_detectable(entry)
+                else:
+                    entry["note"] = "a single cluster: no interval"
+                out.append(entry)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # Numbers and words for people: score.py's stdout and the report write every number with these
 # ---------------------------------------------------------------------------------------------
 
@@ -791,6 +919,16 @@ def reading(d: dict) -> str:
     if d["separated"] is None:
         return "no interval (one cluster)"
     return ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+
+
+def separated_text(d: dict | None) -> str:
+    """Whether a paired interval separates a system from the baseline, in the words of the
+    report's first table: separated, not separated, no interval (one cluster), or n/a."""
+    if d is None or d["difference"] is None:
+        return "n/a"
+    if d["separated"] is None:
+        return "no interval"
+    return "separated" if d["separated"] else "not separated"
 
 
 def mdd_text(m: dict) -> str:

@@ -28,7 +28,7 @@ from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, S
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
                        sha256_file, write_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, control_lines, disclosures, interval_text, mdd_text, noise_floor_text,
-                     pair_verdicts, rate, reading, whole)
+                     pair_verdicts, rate, reading, retrieval_differences, separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +153,8 @@ def coverage_notes(comparison) -> list[str]:
 
 MAIN_COLUMNS = (("accuracy", "accuracy"), ("abstention", "abstention_accuracy"), ("gap closed", "gap_closed"),
                 ("EM", "exact_match"), ("F1", "token_f1"), ("recall_any@k", "recall_any_at_k"),
-                ("recall_all ctx", "recall_all_in_context"), ("kw recall@k", "keyword_recall_at_k"),
+                ("recall_all ctx", "recall_all_in_context"), ("recall_all@k", "recall_all_at_k"),
+                ("NDCG@k", "ndcg_at_k"), ("R@k", "evidence_recall_at_k"), ("kw recall@k", "keyword_recall_at_k"),
                 ("staleness", "staleness"), ("contradiction", "contradiction"), ("write prec", "write_precision"))
 
 
@@ -243,6 +244,13 @@ def render_text(scores: dict) -> str:
         out.append("  by type: " + ", ".join(f"{t} {interval_text(x)}" for t, x in d["by_type"].items()))
     for budget, m in scores["minimum_detectable_difference"].items():
         out.append(f"minimum detectable difference at budget {budget}: {mdd_text(m)}")
+    if scores["retrieval_differences"]:
+        out.append(f"\npaired difference in retrieval vs {scores['baseline']} (questions with gold evidence and "
+                   f"provenance in both; cluster bootstrap, 95% CI; needs no answer)")
+    for d in scores["retrieval_differences"]:
+        out.append(f"{d['system']}: {d['metric']} {interval_text(d)} ({separated_text(d)}) over {d['questions']} "
+                   f"questions in {d['clusters']} clusters; minimum detectable {rate(d['minimum_detectable_difference'])}"
+                   + (f"; {d['note']}" if d["note"] else ""))
     for s in systems:
         for key in ("accuracy_note", "recall_note", "keyword_recall_note", "staleness_note", "contradiction_note",
                     "write_precision_note", "gap_closed_note", "k_limited_note"):
@@ -359,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     first = comparison.records[0]
     numbers = scoring.scores(baseline)
     questions = numbers.pop("questions")
+    numbers["retrieval_differences"] = retrieval_differences(comparison.records, baseline, a.resamples, a.seed)
     scores = {"format": SCORES_FORMAT, "baseline": baseline, **numbers,
               "grading": grading_summary(list(scoring.systems.values())),
               "contract": {f: first[f] for f in CONTRACT_FIELDS},
