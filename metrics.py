@@ -673,6 +673,7 @@ class Scoring:
                                    **self.repeat_metrics(label, {rep: [x for _, x in xs] for rep, xs in reps.items()})}
         for label, s in self.systems.items():
             s.update(self.gap_closed(label))
+            s.update(self.accuracy_interval(label))
 
     def labels(self, budget: int) -> list[str]:
         """The system rows of one budget."""
@@ -709,6 +710,17 @@ class Scoring:
             return {"gap_closed": None, "gap_closed_ci": None,
                     "gap_closed_note": "needs both the none and oracle controls in the comparison"}
         return self.stats[budget].gap_closed(label, none, oracle)
+
+    def accuracy_interval(self, label: str) -> dict:
+        """The 95% cluster-bootstrap interval of a system's accuracy on answerable questions, over
+        all its repeats: from the resamples every other interval of its budget is drawn from;
+        none from a single cluster (resampling one cluster always draws it)."""
+        stats = self.stats[self.budget_of[label]]
+        point, resampled = stats.accuracy((label, ALL), "answerable")
+        if point is None or len(stats.counts["answerable"]) < 2:
+            return {"accuracy_ci": None}
+        lo, hi = interval(resampled)
+        return {"accuracy_ci": None if lo is None else [lo, hi]}
 
     def baseline_label(self, baseline: str, budget: int) -> str | None:
         """The baseline's row at a budget (baseline: its display name)."""
@@ -908,6 +920,13 @@ def interval_text(d: dict | None) -> str:
     if d["ci_low"] is None:
         return f"{rate(d['difference'], True)} (no interval)"
     return f"{rate(d['difference'], True)} [{rate(d['ci_low'], True)}, {rate(d['ci_high'], True)}]"
+
+
+def estimate_text(value: float | None, ci: list | None) -> str:
+    """A system's figure with its 95% interval: 0.400 [0.250, 0.550]; without one, the figure."""
+    if value is None:
+        return "n/a"
+    return rate(value) if ci is None else f"{rate(value)} [{rate(ci[0])}, {rate(ci[1])}]"
 
 
 def reading(d: dict) -> str:

@@ -231,6 +231,18 @@ def test_gap_closed_interval_by_hand(tmp_path):
     assert s["A"]["gap_closed"] == 0.5 and s["A"]["gap_closed_ci"] == [0.5, 0.5]
 
 
+def test_accuracy_interval_by_hand(tmp_path):
+    # Two clusters of two questions, A right on X's and wrong on Y's: a resample is XX (accuracy
+    # 1, p 1/4), XY or YX (0.5, p 1/2) or YY (0, p 1/4): the 2.5% and 97.5% quantiles are 0 and 1.
+    a = [rec("A", q, c, "yes" if c == "X" else "no") for q, c in (("x1", "X"), ("x2", "X"), ("y1", "Y"), ("y2", "Y"))]
+    _, s = scored(tmp_path, {"A": a}, "A", extra=("--resamples", "4000"))
+    assert s["A"]["accuracy"] == 0.5 and s["A"]["accuracy_ci"] == [0.0, 1.0]
+    assert metrics.estimate_text(s["A"]["accuracy"], s["A"]["accuracy_ci"]) == "0.500 [0.00, 1.00]"
+    # One cluster: no interval (resampling it always draws it).
+    _, s = scored(tmp_path, {"A": [{**r, "cluster": "X", "case_id": "X"} for r in a]}, "A")
+    assert s["A"]["accuracy_ci"] is None and metrics.estimate_text(0.5, None) == "0.500"
+
+
 def test_gap_closed_is_null_without_the_controls_or_when_the_oracle_does_not_beat_none(tmp_path):
     _, s = scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A")
     assert s["A"]["gap_closed"] is None and "controls" in s["A"]["gap_closed_note"]
