@@ -42,24 +42,33 @@ import html
 import io
 import json
 import os
+import re
+import string
 import sys
-from collections import defaultdict
+import urllib.parse
+from collections import Counter, defaultdict
 from typing import NamedTuple
 
-from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, InputError,
-                       check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl, read_verdicts,
-                       record_key, run_cli, sha256_file, write_atomic)
-from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, interval_text, mdd_text,
-                     rate, reading, whole)
+import yaml
+
+from context import render_line
+from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
+                       InputError, check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl,
+                       read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
+from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, estimate_text, interval_text,
+                     mdd_text, rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-# The question explorer of report.html: context lines kept per answer (the budget bounds them
-# anyway), lines shown after the budget cut, and characters kept of a turn's text. They bound
-# the file at LongMemEval scale (500 questions x 10 systems, full_context retrieving every turn).
-CONTEXT_LINES_MAX = 50
+# The question explorer of report.html shows each answer's context whole, as sent (the budget
+# bounds it), and the turns of this many hits after the budget cut.
 AFTER_CUT_LINES = 5
-TURN_TEXT_MAX = 1200
 PLOT_NAMES = ("accuracy", "budget", "failures")
+# The calibration the report asks for when it has none: both labelled sets, the held-out one never
+# tuned on.
+CALIBRATE_COMMAND = ("python judge.py --config {config} --calibrate data/calibration.jsonl --heldout "
+                     "data/heldout.jsonl --out {out}")
+# Deviations listed one line each on the first screen; the rest are a link away.
+DEVIATION_LINES = 4
 MANIFEST_FIELDS = ("run_id", "created_utc", "git_commit", "git_dirty", "dataset", "dataset_sha256", "dataset_counts",
                    "config", "config_sha256", "answer_model", "judge_model", "top_k", "context_token_budget",
                    "tokenizer", "endpoint", "served_model_info", "backends")
@@ -106,11 +115,20 @@ class Bullets(NamedTuple):
 
 
 class Table(NamedTuple):
-    """A table with a header row."""
+    """A table with a header row. Its kind says how report.html lays it out: `compact` fits the
+    page as it is (the first screen), `full` scrolls in a box of its own with its first column
+    fixed, `text` wraps long cells, `summary` keeps cells on one line and scrolls in its box."""
     header: list   # of str
     rows: list     # of lists of cells; a cell is a str or a segment list
     classes: list  # one CSS class per row ("" for none): control, baseline
     numeric: list  # per column: right-aligned
+    kind: str = "summary"
+
+
+class Lines(NamedTuple):
+    """Short statements of one line each (report.html cuts a longer one at the page's edge; the
+    link after it leads to the whole)."""
+    items: list  # of segment lists
 
 
 class Image(NamedTuple):
@@ -145,8 +163,8 @@ def md_plain(text: str, in_table: bool) -> str:
     return out.replace("|", "\\|") if in_table else out
 
 
-def md_segments(parts, in_table: bool = False) -> str:
-    """A segment list (or a plain cell string) as markdown."""
+def md_segments(parts, in_table: bool = False, href=lambda h: h) -> str:
+    """A segment list (or a plain cell string) as markdown; href maps a link's target."""
     if isinstance(parts, str):
         parts = [parts]
     out = []
@@ -160,26 +178,38 @@ def md_segments(parts, in_table: bool = False) -> str:
         elif isinstance(p, Strong):
             out.append(f"**{md_plain(p.text, in_table)}**")
         elif isinstance(p, Link):
-            out.append(f"[{md_plain(p.text, in_table)}]({p.href})")
+            out.append(f"[{md_plain(p.text, in_table)}]({href(p.href)})")
         else:
             out.append(md_plain(p, in_table))
     return "".join(out)
 
 
-def render_markdown(blocks: list) -> str:
-    """The blocks as GitHub-flavoured markdown."""
+def md_slug(text: str) -> str:
+    """The anchor GitHub gives a markdown heading: lower case, punctuation dropped, spaces as -."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def render_markdown(blocks: list, html_name: str) -> str:
+    """The blocks as GitHub-flavoured markdown. A link to a section goes to its heading; a link to
+    the question list goes to report.html, which holds it."""
+    anchors = {b.anchor: md_slug(b.text) for b in blocks if isinstance(b, Heading)}
+
+    def href(target: str) -> str:
+        if target.startswith("#questions"):
+            return html_name + target
+        return "#" + anchors[target[1:]] if target.startswith("#") and target[1:] in anchors else target
     out: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
             out += ["#" * b.level + " " + md_plain(b.text, False), ""]
         elif isinstance(b, Para):
-            out += [md_segments(b.segments), ""]
-        elif isinstance(b, Bullets):
-            out += [f"- {md_segments(item)}" for item in b.items] + [""]
+            out += [md_segments(b.segments, href=href), ""]
+        elif isinstance(b, (Bullets, Lines)):
+            out += [f"- {md_segments(item, href=href)}" for item in b.items] + [""]
         elif isinstance(b, Table):
             out.append("| " + " | ".join(md_plain(h, True) for h in b.header) + " |")
             out.append("|" + "|".join("---:" if num else "---" for num in b.numeric) + "|")
-            out += ["| " + " | ".join(md_segments(c, True) for c in row) + " |" for row in b.rows]
+            out += ["| " + " | ".join(md_segments(c, True, href) for c in row) + " |" for row in b.rows]
             out.append("")
         elif isinstance(b, Image):
             out += [f"![{md_plain(b.alt, False)}]({os.path.basename(b.path)})", ""]
@@ -215,6 +245,8 @@ def render_html_blocks(blocks: list, images: dict) -> str:
             out.append(f"<p>{html_segments(b.segments)}</p>")
         elif isinstance(b, Bullets):
             out.append("<ul>" + "".join(f"<li>{html_segments(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Lines):
+            out.append('<ul class="lines">' + "".join(f"<li>{html_segments(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
             head = "".join(f'<th{" class=num" if num else ""}>{html.escape(h)}</th>'
                            for h, num in zip(b.header, b.numeric))
@@ -223,8 +255,9 @@ def render_html_blocks(blocks: list, images: dict) -> str:
                 cells = "".join(f'<td{" class=num" if num else ""}>{html_segments(c)}</td>'
                                 for c, num in zip(row, b.numeric))
                 rows.append(f'<tr class="{html.escape(cls)}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
-            out.append(f'<div class="scroll"><table class="summary"><thead><tr>{head}</tr></thead>'
-                       f'<tbody>{"".join(rows)}</tbody></table></div>')
+            table = (f'<table class="summary {b.kind}"><thead><tr>{head}</tr></thead>'
+                     f'<tbody>{"".join(rows)}</tbody></table>')
+            out.append(table if b.kind == "compact" else f'<div class="scroll">{table}</div>')
         elif isinstance(b, Image):
             data = base64.b64encode(images[b.path]).decode("ascii")
             out.append(f'<figure><img alt="{html.escape(b.alt)}" src="data:image/png;base64,{data}"></figure>')
@@ -339,17 +372,151 @@ def served_models(scores: dict) -> list[str]:
 # Sections
 # ---------------------------------------------------------------------------------------------
 
-def coverage_para(scores: dict) -> list:
-    """For the first screen: how much of the dataset was scored, when it is not all of it."""
+def coverage_line(scores: dict) -> list | None:
+    """How much of the dataset was scored, when it is not all of it (score.py's words are among
+    the deviations too; this is the first screen's)."""
     c = scores["coverage"]
     if c["scored_questions"] == c["dataset_questions"]:
-        return []
+        return None
     why = ", ".join(([f"--limit {', '.join(map(str, c['limit']))}"] if c["limit"] else [])
                     + ([f"--shard {', '.join(c['shards'])}"] if c["shards"] else [])
                     + (["--allow-partial left out the questions some system lacks"] if c["partial"] else []))
-    return [Para(segs(Strong(f"Partial comparison: {c['scored_questions']} of the dataset's {c['dataset_questions']} "
-                             f"questions"), f" ({why}). These numbers are not comparable to a run on the whole "
-                                            f"dataset."))]
+    return segs(Strong(f"Partial comparison: {c['scored_questions']} of the dataset's {c['dataset_questions']} "
+                       f"questions"), " (", Link("details", "#contract"), f"): {why}. These numbers are not comparable "
+                                                                           f"to a run on the whole dataset.")
+
+
+def deviations(scores: dict, checks: dict | None, checks_current: bool) -> list:
+    """Every deviation from the contract that is present, in score.py's words: its warnings (a
+    served-model change, a --limit or partial run), each system's disclosures, then the checks
+    that failed or warned."""
+    found = [ticked(x) for x in scores["warnings"] + disclosures(scores["systems"])]
+    if checks is not None and checks_current:
+        found += [segs(f"Check {c['status']}: ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
+                  if c["status"] in ("FAIL", "WARN")]
+    return found
+
+
+def questions_href(**view) -> str:
+    """A link to the question list of report.html filtered as `view` says (its state in the URL:
+    systems a and b by label, v the relation between them, type, cause, by, sort)."""
+    return "#questions?" + urllib.parse.urlencode({k: v for k, v in view.items() if v not in (None, "")})
+
+
+def baseline_of(d: dict, order: list[dict]) -> dict:
+    """The baseline's row a difference was taken against (one per budget)."""
+    return next(s for s in order if s["label"] == d["baseline"])
+
+
+def glance_table(scores: dict, order: list[dict]) -> Table:
+    """The answer, in one table that fits the page: per system its accuracy with its interval,
+    its paired difference to the baseline with the interval and whether it separates them, the
+    gap closed, the evidence in context and the tokens a question cost. The model-free report:
+    retrieval, and the paired difference in it."""
+    if retrieval_only(scores):
+        return glance_table_model_free(scores, order)
+    diffs = {d["system"]: d for d in scores["differences"]}
+    rows = []
+    for s in order:
+        d = diffs.get(s["label"])
+        if is_baseline(s, scores) or is_control(s) or d is None:
+            diff = "baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"
+            separated = "–"
+        else:
+            diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
+            separated = separated_text(d) + ("; within the noise floor" if d["within_noise_floor"] else "")
+        tokens = ("n/a" if s["mean_prompt_tokens"] is None and s["mean_completion_tokens"] is None else
+                  f"{whole(s['mean_prompt_tokens'])} + {whole(s['mean_completion_tokens'])}")
+        rows.append([display(s, scores), estimate_text(s["accuracy"], s["accuracy_ci"]), diff, separated,
+                     estimate_text(s["gap_closed"], s["gap_closed_ci"]), rate(s["recall_all_in_context"]), tokens])
+    return Table(["system", "accuracy [95% CI]", "Δ vs baseline [95% CI]", "interval", "gap closed [95% CI]",
+                  "recall in ctx", "tokens / question"],
+                 rows, [row_class(s, scores) for s in order], [False, True, True, False, True, True, True], "compact")
+
+
+def glance_table_model_free(scores: dict, order: list[dict]) -> Table:
+    """The model-free report's answer: all evidence in context, its paired difference to the
+    baseline, the rank metrics at k, context size and search latency."""
+    diffs = {d["system"]: d for d in scores["retrieval_differences"] if d["metric"] == "recall_all_in_context"}
+    rows = []
+    for s in order:
+        d = diffs.get(s["label"])
+        if is_baseline(s, scores) or is_control(s) or d is None:
+            diff = "baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"
+            separated = "–"
+        else:
+            diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
+            separated = separated_text(d)
+        rows.append([display(s, scores), rate(s["recall_all_in_context"]), diff, separated, rate(s["recall_all_at_k"]),
+                     rate(s["ndcg_at_k"]), rate(s["evidence_recall_at_k"]), whole(s["mean_context_tokens"]),
+                     rate(s["search_ms_p95"])])
+    k = order[0]["rank_k"]
+    return Table(["system", "recall in ctx", "Δ recall in ctx vs baseline [95% CI]", "interval", f"recall_all@{k}",
+                  f"NDCG@{k}", f"R@{k}", "ctx tokens", "search p95 ms"],
+                 rows, [row_class(s, scores) for s in order], [False, True, True, False, True, True, True, True, True],
+                 "compact")
+
+
+def controls_line(scores: dict, checks: dict | None, current: bool) -> list:
+    """What the controls say, in one line: check.py's verdicts on them, or their numbers."""
+    more = Link("details", "#controls")
+    lines = [c for c in checks["checks"] if c["check"] == "controls"] if checks is not None and current else []
+    if lines:
+        counts = Counter(c["status"] for c in lines)
+        worst = next(st for st in ("FAIL", "WARN", "SKIP", "PASS") if counts[st])
+        bad = [c["id"] for c in lines if c["status"] in ("FAIL", "WARN")]
+        said = ", ".join(f"{n} {st}" for st, n in counts.items()) + (f"; {', '.join(bad)}" if bad else "")
+        return segs(Strong(f"Controls: {worst}"), " (", more, f"): check.py, {said}.")
+    key, what = (("recall_all_in_context", "has every evidence turn in context on")
+                 if retrieval_only(scores) else ("accuracy", "answers"))
+    shown = [f"{s['label']} {what} {rate(s[key])}" for s in scores["systems"] if s["backend"] in ("none", "oracle")]
+    if not shown:
+        return segs(Strong("Controls"), " (", more, "): none in this comparison; nothing checks the instrument's "
+                                                    "floor and ceiling.")
+    return segs(Strong("Controls"), " (", more, f"): {'; '.join(shown)}; no verdict without check.py's --checks.")
+
+
+def embedded_line(scores: dict, manifest: dict) -> list | None:
+    """What the embedded reader (the small model make bench serves) can and cannot show, with its
+    figure given exactly the evidence (the oracle control)."""
+    info = manifest["served_model_info"]
+    if info is None or retrieval_only(scores):
+        return None
+    oracle = [s for s in scores["systems"] if s["backend"] == "oracle"]
+    figure = (f"given exactly the evidence it answers {', '.join(rate(s['accuracy']) for s in oracle)} of answerable "
+              f"questions (the oracle control)" if oracle else "no oracle control here says how often it answers "
+                                                              "given exactly the evidence")
+    return segs(Strong("The embedded reader"), " (", Code(info["served_model"]), ") shows which system gets the "
+                "evidence into the context and the gap closed, not accuracy differences between systems: "
+                f"{figure}. For accuracy, point LLM_BASE_URL at a capable model.")
+
+
+def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool) -> list:
+    """The first screen: the answer table, then one line each for what the embedded reader can
+    show, the controls and every deviation (at most DEVIATION_LINES, the rest a link away)."""
+    found = deviations(scores, checks, current)
+    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest)) if x is not None]
+    lines.append(controls_line(scores, checks, current))
+    lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]
+    if len(found) > DEVIATION_LINES:
+        lines.append(segs(f"… and {len(found) - DEVIATION_LINES} more deviations: ",
+                          Link("all of them", "#contract")))
+    if not found:
+        lines.append(segs("No deviation from the contract was recorded. ", Link("The contract", "#contract")))
+    return [Heading(2, "Results", "results"), glance_table(scores, order), Para(segs(glance_legend(scores))),
+            Lines(lines)]
+
+
+def glance_legend(scores: dict) -> str:
+    """What the first table's columns are, in one sentence."""
+    if retrieval_only(scores):
+        return ("recall in ctx: every evidence turn in the context; Δ: the system minus the baseline, question by "
+                "question, with its 95% cluster-bootstrap interval; recall_all@k and NDCG@k as LongMemEval defines "
+                "them, R@k as LoCoMo does (the share of a question's evidence), at the k the runs searched with.")
+    return ("Accuracy on answerable questions; Δ: the system minus the baseline, question by question, with its 95% "
+            "cluster-bootstrap interval (separated: it excludes 0); gap closed: (system − none) / (oracle − none); "
+            "recall in ctx: every evidence turn in the context; tokens per question: prompt + completion, as the "
+            "endpoint counted them.")
 
 
 def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_current: bool) -> list:
@@ -384,12 +551,7 @@ def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_c
                        Strong(f"{len(served)} served models answered"), " (see the deviations).")
     blocks: list = [Heading(2, "The fairness contract", "contract"),
                     Para(segs("Held constant for every system:")), Bullets(held)]
-    # score.py's words: each system's disclosures, then its warnings (a served-model change, a
-    # --limit run, a partial comparison), then the checks that failed or warned.
-    found = [ticked(x) for x in disclosures(scores["systems"]) + scores["warnings"]]
-    if checks is not None and checks_current:
-        found += [segs(f"Check {c['status']}: ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
-                  if c["status"] in ("FAIL", "WARN")]
+    found = deviations(scores, checks, checks_current)
     if found:
         blocks += [Para(segs(Strong("Deviations from the contract"), " (read every number with these in mind):")),
                    Bullets(found)]
@@ -404,17 +566,21 @@ METRIC_COLUMNS = (("accuracy", "accuracy", "accuracy", rate), ("abstention", "ab
                   ("gap closed", "gap_closed", "gap closed", rate), ("EM", "exact_match", "EM/F1", rate),
                   ("F1", "token_f1", "EM/F1", rate), ("recall@k", "recall_any_at_k", "recall", rate),
                   ("recall in ctx", "recall_all_in_context", "recall", rate),
+                  ("recall_all@k", "recall_all_at_k", "recall", rate), ("NDCG@k", "ndcg_at_k", "recall", rate),
+                  ("R@k", "evidence_recall_at_k", "recall", rate),
                   ("kw recall@k", "keyword_recall_at_k", "keyword recall", rate),
                   ("kw recall in ctx", "keyword_recall_in_context", "keyword recall", rate),
                   ("staleness", "staleness", "staleness", rate), ("contradiction", "contradiction", "contradiction", rate),
                   ("write precision", "write_precision", "write precision", rate),
                   ("ctx tokens", "mean_context_tokens", "context tokens", whole),
                   ("search p95 ms", "search_ms_p95", "search latency", rate))
-MODEL_FREE_KEYS = ("recall_any_at_k", "recall_all_in_context", "keyword_recall_at_k", "keyword_recall_in_context",
-                   "staleness", "mean_context_tokens", "search_ms_p95")
+MODEL_FREE_KEYS = ("recall_any_at_k", "recall_all_in_context", "recall_all_at_k", "ndcg_at_k", "evidence_recall_at_k",
+                   "keyword_recall_at_k", "keyword_recall_in_context", "staleness", "mean_context_tokens",
+                   "search_ms_p95")
 # score.py's note beside a metric: why it is null, or that it was measured on part of the questions.
 NOTE_OF = {"accuracy": "accuracy_note", "gap_closed": "gap_closed_note", "recall_any_at_k": "recall_note",
-           "recall_all_in_context": "recall_note", "keyword_recall_at_k": "keyword_recall_note",
+           "recall_all_in_context": "recall_note", "recall_all_at_k": "recall_note", "ndcg_at_k": "recall_note",
+           "evidence_recall_at_k": "recall_note", "keyword_recall_at_k": "keyword_recall_note",
            "keyword_recall_in_context": "keyword_recall_note", "staleness": "staleness_note",
            "contradiction": "contradiction_note", "write_precision": "write_precision_note",
            "noise_floor": "noise_floor_note"}
@@ -452,7 +618,7 @@ def main_table(scores: dict, order: list[dict], notes: Footnotes) -> Table:
                     notes.cell(interval_text(s["noise_floor"]), s["label"], "noise floor", qualifier(s, "noise_floor"))]
         rows.append(row)
         classes.append("baseline" if is_baseline(s, scores) else "control" if is_control(s) else "")
-    return Table(header, rows, classes, [False] + [True] * (len(header) - 1))
+    return Table(header, rows, classes, [False] + [True] * (len(header) - 1), "full")
 
 
 def difference_cell(s: dict, scores: dict, diffs: dict, notes: Footnotes) -> str:
@@ -471,7 +637,7 @@ def difference_cell(s: dict, scores: dict, diffs: dict, notes: Footnotes) -> str
 def results_section(scores: dict, order: list[dict], plots: dict) -> list:
     """The main table, what its columns mean, the noise floor and the footnotes."""
     notes = Footnotes()
-    blocks: list = [Heading(2, "Results", "results")]
+    blocks: list = [Heading(2, "All metrics", "metrics")]
     if retrieval_only(scores):
         blocks.append(Para(segs(Strong("Accuracy: not measured."), " This is a retrieval-only run (run.py "
                                 "--retrieval-only): no answer model was asked and nothing was graded. The columns "
@@ -481,8 +647,11 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
     if "accuracy" in plots:
         blocks.append(Image(plots["accuracy"], "Accuracy per system" if not retrieval_only(scores)
                             else "Evidence in context per system"))
+    k = order[0]["rank_k"]
     legend = ("Rows: controls first (they validate the harness and are not compared), then the systems. "
               "recall@k: any evidence turn retrieved; recall in ctx: every evidence turn inside the token budget; "
+              f"recall_all@k, NDCG@k (LongMemEval's definitions) and R@k (LoCoMo's: the share of a question's "
+              f"evidence) read the first k = {k} turns the hits name, in rank order; "
               "kw recall: a retrieved hit holds the question's keywords (needs no provenance); staleness: share of "
               "context items superseded by a newer stored item; ctx tokens: mean context size; search p95 ms: "
               "measured from this machine, so for a service over the network it includes the round trips")
@@ -534,6 +703,33 @@ def paired_section(scores: dict, order: list[dict]) -> list:
     return blocks
 
 
+RETRIEVAL_METRIC_NAMES = {"recall_all_in_context": "recall in ctx", "recall_all_at_k": "recall_all@k",
+                          "ndcg_at_k": "NDCG@k"}
+
+
+def retrieval_paired_section(scores: dict) -> list:
+    """Each system's paired difference to the baseline in retrieval (needs no answer, so the
+    model-free report has it too), with its interval and minimum detectable difference."""
+    found = scores["retrieval_differences"]
+    level = 2 if retrieval_only(scores) else 3
+    blocks: list = [Heading(level, "Paired comparison in retrieval", "paired-retrieval"),
+                    Para(segs("Each system minus the baseline ", Code(scores["baseline"]), ", question by question, on "
+                              "the questions with gold evidence that both trace to stored turns (provenance), with a "
+                              f"95% cluster-bootstrap interval ({scores['resamples']:,} resamples). recall in ctx: every "
+                              "evidence turn in the context the model read; recall_all@k and NDCG@k at the k the runs "
+                              "searched with. The controls are not compared."))]
+    if not found:
+        return blocks + [Para(segs("No system besides the baseline and the controls: nothing to compare."))]
+    notes = Footnotes()
+    rows = [[segs(d["system"]), RETRIEVAL_METRIC_NAMES[d["metric"]],
+             notes.cell(interval_text(d), d["system"], "retrieval difference", d["note"]), separated_text(d),
+             segs(Link(f"{d['questions']:,}", questions_href(a=d["system"], b=d["baseline"], v="differ"))),
+             f"{d['clusters']:,}", rate(d["minimum_detectable_difference"])] for d in found]
+    blocks.append(Table(["system", "metric", "Δ vs baseline [95% CI]", "interval", "questions", "clusters",
+                         "minimum detectable"], rows, [""] * len(rows), [False, False, True, False, True, True, True]))
+    return blocks + notes.blocks("Notes:")
+
+
 def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
     """What the controls say about the instrument (seed guide, section 9.1). Whether `none` is
     low enough and `oracle` high enough is check.py's verdict, per question type against
@@ -577,6 +773,9 @@ def row_class(s: dict, scores: dict) -> str:
 TYPE_COLUMNS = (("accuracy", "accuracy", "accuracy", "accuracy_note"), ("EM", "exact_match", "EM/F1", "accuracy_note"),
                 ("F1", "token_f1", "EM/F1", "accuracy_note"), ("recall@k", "recall_any_at_k", "recall", "recall_note"),
                 ("recall in ctx", "recall_all_in_context", "recall", "recall_note"),
+                ("recall_all@k", "recall_all_at_k", "recall", "recall_note"),
+                ("NDCG@k", "ndcg_at_k", "recall", "recall_note"),
+                ("R@k", "evidence_recall_at_k", "recall", "recall_note"),
                 ("kw recall@k", "keyword_recall_at_k", "keyword recall", "keyword_recall_note"),
                 ("kw recall in ctx", "keyword_recall_in_context", "keyword recall", "keyword_recall_note"),
                 ("staleness", "staleness", "staleness", "staleness_note"),
@@ -682,18 +881,24 @@ def failures_section(scores: dict, order: list[dict], plots: dict, html_name: st
     if retrieval_only(scores):
         return []
     causes = list(order[0]["failure_causes"])
-    rows = [[display(s, scores), str(sum(s["failure_causes"].values()))] + [str(s["failure_causes"][c]) for c in causes]
-            for s in order]
+
+    def count(n: int, s: dict, cause: str | None) -> list | str:
+        """A count that links to its questions in report.html."""
+        return segs(Link(f"{n:,}", questions_href(a=s["label"], v="a_wrong", cause=cause))) if n else "0"
+    rows = [[display(s, scores), count(sum(s["failure_causes"].values()), s, None)]
+            + [count(s["failure_causes"][c], s, c) for c in causes] for s in order]
     blocks: list = [Heading(2, "Where the wrong answers came from", "failures"),
                     Para(segs("One cause per wrong answer, the first that applies, in this order: "
                               + "; ".join(f"{c}: {FAILURE_CAUSES[c]}" for c in causes) + ".")),
-                    Table(["system", "wrong"] + causes, rows,
-                          ["baseline" if is_baseline(s, scores) else "control" if is_control(s) else "" for s in order],
+                    Table(["system", "wrong"] + causes, rows, [row_class(s, scores) for s in order],
                           [False] + [True] * (len(causes) + 1))]
     if "failures" in plots:
         blocks.append(Image(plots["failures"], "Failure causes per system"))
-    blocks.append(Para(segs("Open the questions behind each number in ", Link(html_name, html_name),
-                            " (filter by system and failure cause).")))
+    repeats = max(s["repeats"] for s in order)
+    blocks.append(Para(segs("Each count links to its questions in ", Link(html_name, html_name), ", filtered by "
+                            "system and failure cause" + (f"; with {repeats} repeats a count is of records (one per "
+                                                          "repeat), and the list filters each question by its first "
+                                                          "repeat" if repeats > 1 else "") + ".")))
     return blocks
 
 
@@ -783,43 +988,34 @@ def grader_of(verdicts: dict | None) -> dict | None:
 
 
 def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None, audit: dict | None,
-                  paths: dict) -> list:
+                  paths: dict, config: str) -> list:
     """The judge's calibration rates and the human agreement, or how to get them."""
     blocks: list = [Heading(2, "The judge: calibration and human audit", "judge")]
     if retrieval_only(scores):
         return blocks + [Para(segs("Nothing was graded (a retrieval-only run)."))]
     grader = grader_of(verdicts)
+    calibrate = CALIBRATE_COMMAND.format(config=config,
+                                         out=os.path.join(os.path.dirname(paths["scores"]), "calibration.json"))
     if calibration is None:
-        blocks.append(Para(segs("No judge calibration yet: run ", Code(
-            "python judge.py --config config.yaml --calibrate data/calibration.jsonl --out results/calibration.json"),
-            " and pass --calibration to report.py. A judge model is trusted only after its calibration.")))
+        blocks.append(Para(segs("No judge calibration yet: run ", Code(calibrate), " and pass --calibration to "
+                                "report.py. A judge model is trusted only after its calibration.")))
     elif calibration["grader"] != grader:
         theirs = calibration["grader"]
         blocks.append(Para(segs(f"{paths['calibration']} rates another grader (judge model ",
                                 Code(str(theirs["judge_model"])), ", rules ",
                                 Code(str(theirs["rules_sha256"])[:12]), ") than the one that graded these "
                                 "verdicts (judge model ", Code(str(grader["judge_model"])), ", rules ",
-                                Code(grader["rules_sha256"][:12]), "): its rates do not apply. Rerun judge.py "
-                                "--calibrate with this run's config.")))
+                                Code(grader["rules_sha256"][:12]), "): its rates do not apply. Rerun ",
+                                Code(calibrate), ".")))
     else:
-        o = calibration["overall"]
-        kappa = calibration["kappa"]
-        blocks.append(Para(segs(f"Calibration ({calibration['grading']}) on {o['n']} labelled answers of ",
-                                Code(calibration["calibration_set"]), f": false accepts {o['false_accepts']} of "
-                                f"{o['known_wrong']} known-wrong answers ({rate(o['false_accept_rate'])}), false "
-                                f"rejects {o['false_rejects']} of {o['known_right']} known-right answers "
-                                f"({rate(o['false_reject_rate'])}), Cohen's kappa {rate(kappa)}. A false accept "
-                                f"inflates every accuracy; a false reject deflates it.")))
-        rows = [[segs(kind), str(r["n"]),
-                 f"{r['false_accepts']}/{r['known_wrong']} ({rate(r['false_accept_rate'])})" if r["known_wrong"] else "–",
-                 f"{r['false_rejects']}/{r['known_right']} ({rate(r['false_reject_rate'])})" if r["known_right"] else "–"]
-                for kind, r in calibration["by_kind"].items()]
-        blocks.append(Table(["kind of answer", "n", "false accepts", "false rejects"], rows, [""] * len(rows),
-                            [False, True, True, True]))
+        blocks += calibration_blocks(calibration, calibrate)
     if audit is None:
+        results = os.path.dirname(paths["scores"])
+        sheet, key = os.path.join(results, "audit-sheet.csv"), os.path.join(results, "audit-key.jsonl")
         blocks.append(Para(segs("No human audit yet: run ", Code(
-            "python audit.py sample --verdicts results/verdicts.jsonl --n 100 --seed 11"), ", label the sheet blind, "
-            "then ", Code("python audit.py join results/audit-sheet.csv results/audit-key.jsonl --out results/audit.json"),
+            f"python audit.py sample --verdicts {paths['verdicts']} --n 100 --seed 11 --out-sheet {sheet} "
+            f"--out-key {key}"), ", label the sheet blind, then ",
+            Code(f"python audit.py join {sheet} {key} --out {os.path.join(results, 'audit.json')}"),
             " and pass --audit to report.py (seed guide, 6.1).")))
         return blocks
     stale = audit_mismatch(audit, verdicts)
@@ -847,6 +1043,41 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
     return blocks
 
 
+def error_rate(k: int, n: int, x: float | None, ci: list | None) -> str:
+    """A grader's error count with its rate and 95% Wilson interval: 3 of 120 (0.0250, 0.00855-0.0710)."""
+    if not n:
+        return "–"
+    return f"{k} of {n} ({rate(x)}" + (f", {rate(ci[0])}–{rate(ci[1])}" if ci else "") + ")"
+
+
+def calibration_blocks(calibration: dict, calibrate: str) -> list:
+    """The grader's error rates on the tuning set (the rules were tuned on it) beside the held-out
+    set (never tuned on): overall with Wilson intervals and kappa, then per kind of answer."""
+    sets = [("tuning", calibration)] + ([("held out", calibration["heldout"])] if calibration["heldout"] else [])
+    rows = [[segs(name, " (", Code(c["calibration_set"]), ")"), "yes" if name == "tuning" else "no",
+             str(c["overall"]["n"]),
+             error_rate(c["overall"]["false_accepts"], c["overall"]["known_wrong"], c["overall"]["false_accept_rate"],
+                        c["overall"]["false_accept_ci95"]),
+             error_rate(c["overall"]["false_rejects"], c["overall"]["known_right"], c["overall"]["false_reject_rate"],
+                        c["overall"]["false_reject_ci95"]), rate(c["kappa"])] for name, c in sets]
+    held = ("The held-out set was never tuned on: its rates are the ones to quote." if calibration["heldout"] else
+            "No held-out set was graded: its rates, out of sample, are the ones to quote; run "
+            + calibrate + ".")
+    blocks: list = [Para(segs(f"Calibration of this grader ({calibration['grading']}) on labelled answers, with 95% "
+                              f"Wilson intervals. The rules were tuned on the tuning set. {held} A false accept "
+                              f"inflates every accuracy; a false reject deflates it.")),
+                    Table(["set", "tuned on", "answers", "false accepts (of known-wrong)",
+                           "false rejects (of known-right)", "Cohen's kappa"], rows, [""] * len(rows),
+                          [False, False, True, True, True, True], "text")]
+    kinds = [[segs(kind), name, str(r["n"]),
+              error_rate(r["false_accepts"], r["known_wrong"], r["false_accept_rate"], r["false_accept_ci95"]),
+              error_rate(r["false_rejects"], r["known_right"], r["false_reject_rate"], r["false_reject_ci95"])]
+             for name, c in sets for kind, r in c["by_kind"].items()]
+    blocks.append(Table(["kind of answer", "set", "n", "false accepts", "false rejects"], kinds, [""] * len(kinds),
+                        [False, False, True, True, True], "text"))
+    return blocks
+
+
 def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
     """Why an audit does not belong to these verdicts, or None when it does: every answer its
     key sampled must still be graded the same, from the same inputs, by the same grader."""
@@ -870,8 +1101,10 @@ def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
 def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
     """check.py's results: one line per check, or how to run it."""
     blocks: list = [Heading(2, "Instrument checks", "checks")]
-    run_it = Code("python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl "
-                  "--manifest results/manifest-RUN.json --config config.yaml")
+    results = os.path.dirname(paths["scores"])
+    run_it = Code(f"python check.py --runs {' '.join(paths['runs'])}"
+                  + (f" --verdicts {paths['verdicts']}" if paths["verdicts"] else "")
+                  + f" --manifest {paths['manifest']} --out {os.path.join(results, 'checks.json')}")
     if checks is None:
         return blocks + [Para(segs("No instrument checks yet: run ", run_it, " (seed guide, section 9) and pass "
                                    "--checks to report.py."))]
@@ -883,7 +1116,7 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
     return blocks + [Para(segs(f"Overall: {checks['status']} ({counts}). FAIL and WARN are listed among the "
                                f"deviations above.")),
                      Table(["status", "check", "result"], rows, [c["status"].lower() for c in checks["checks"]],
-                           [False, False, False])]
+                           [False, False, False], "text")]
 
 
 def checks_current(checks: dict | None, run_paths: list[str]) -> bool:
@@ -982,8 +1215,9 @@ def plots_note(plots: dict | None) -> list:
 
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
                  audit: dict | None, plots: dict | None, paths: dict) -> list:
-    """The whole report, in the seed guide's order: contract, table, controls, breakdowns,
-    judge, checks, facts, commands."""
+    """The whole report: first the answer (the compact table, the controls and the deviations in a
+    line each), then the seed guide's order: every metric, the contract, the paired comparisons,
+    the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
     current = checks_current(checks, paths["runs"])
     got = plots or {}
@@ -992,13 +1226,16 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks: list = [Heading(1, f"memory-bench {kind}: {manifest['run_id']}", "top"),
                     Para(segs(f"{len(order)} system rows on {manifest['dataset_counts']['questions']} questions of ",
                               Code(manifest["dataset"]), ", baseline ", Code(scores["baseline"]),
-                              ". Every question, with each system's answer and context: ",
-                              Link(html_name, html_name), " (one file, open it from disk)."))]
-    blocks += coverage_para(scores)
-    blocks += contract_section(scores, manifest, checks, current)
+                              ". Every question, with " + ("what each system retrieved and the context it built"
+                                                           if retrieval_only(scores) else
+                                                           "each system's answer and the prompt it read") + ": ",
+                              Link(html_name, "#questions"), "."))]
+    blocks += glance_section(scores, order, manifest, checks, current)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
+    blocks += contract_section(scores, manifest, checks, current)
     blocks += paired_section(scores, order)
+    blocks += retrieval_paired_section(scores)
     blocks += type_differences_section(scores, order)
     blocks += controls_section(scores, order, checks, current)
     blocks += by_type_section(scores, order)
@@ -1006,7 +1243,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks += failures_section(scores, order, got, html_name)
     blocks += cost_section(scores, order)
     blocks += repeats_section(scores, order)
-    blocks += judge_section(scores, verdicts, calibration, audit, paths)
+    blocks += judge_section(scores, verdicts, calibration, audit, paths, manifest["config"])
     blocks += checks_section(checks, current, paths)
     blocks += facts_section(scores, manifest, order)
     blocks += reproduce_section(scores, manifest, paths)
@@ -1134,44 +1371,114 @@ def draw_plots(scores: dict, order: list[dict]) -> dict | None:
 # report.html: the summary, and every question from one JSON blob
 # ---------------------------------------------------------------------------------------------
 
-def clip(text: str) -> str:
-    """A turn's text, cut for the explorer (the dataset holds it whole)."""
-    return text if len(text) <= TURN_TEXT_MAX else text[:TURN_TEXT_MAX] + " … [cut for the report]"
+RANK = re.compile(r"^\[(\d+)\] ")
 
 
-def answer_entry(r: dict, q: dict) -> dict:
-    """One system's record of one question, as the explorer shows it: the answer, the verdict
-    and its layer, the cause (score.py's question row), and the retrieved source ids up to and
+def turn_bodies(case: dict) -> dict:
+    """Each turn of a case as the one context builder writes it after its rank, `(timestamp)
+    role: text` (context.render_line): what a system that returns the turn itself puts before
+    the model, and how the report shows a turn."""
+    return {it.item_id: RANK.sub("", render_line(1, Hit(text=it.text, score=1.0, timestamp=it.metadata["timestamp"])))
+            for s in case["sessions"] for it in session_items(s)}
+
+
+def several_ids(r: dict) -> bool:
+    """Hits that carry several source ids each: positions in retrieved_ids are not ranks."""
+    return r["hits_returned"] is not None and len(r["retrieved_ids"]) != r["hits_returned"]
+
+
+def context_lines(r: dict, bodies: dict) -> list | None:
+    """The context a record's answer model read (context_text), line by line in the order sent:
+    [turn id or None, rank or None, text or None]. A line that is exactly its turn as the
+    builder writes it is [turn id, rank, None] (report.html writes it from the turn's text, held
+    once per case); any other line (a rewritten memory, a summary, an empty context) is kept
+    whole. Joined again, the lines are the context byte for byte."""
+    if r["context_text"] is None:
+        return None
+    ids = r["retrieved_ids"]
+    multi = ids is not None and several_ids(r)
+    out = []
+    for line in r["context_text"].split("\n"):
+        m = RANK.match(line)
+        rank = int(m.group(1)) if m else None
+        tid = ids[rank - 1] if ids is not None and not multi and rank is not None and 0 < rank <= len(ids) else None
+        if tid is not None and tid in bodies and line == f"[{rank}] {bodies[tid]}":
+            out.append([tid, rank, None])
+        else:
+            out.append([tid, None, line])
+    rebuilt = "\n".join(text if text is not None else f"[{rank}] {bodies[tid]}" for tid, rank, text in out)
+    if rebuilt != r["context_text"]:
+        raise RuntimeError(f"{r['backend']} {r['qid']}: the context does not rebuild from its lines")  # a bug here
+    return out
+
+
+def answer_entry(r: dict, q: dict, verdict: dict | None, bodies: dict) -> dict:
+    """One system's record of one question, as the explorer shows it: the answer, the verdict,
+    the layer that decided it and the judge's reason, the cause (score.py's question row), how
+    much of the evidence was retrieved and kept, the context as sent, and the turns of the hits
     just past the budget cut."""
     entry = {"rep": r["repeat"], "a": r["answer"], "v": q["verdict"], "by": q["by"], "c": q["cause"],
              "err": r["error"], "jerr": q["judge_error"], "ro": q["rules_only_verdict"],
+             "why": verdict["judge_reason"] if verdict is not None else None,
+             "ev": [q["evidence_n"], q["evidence_retrieved"], q["evidence_in_context"]],
              "budget": r[BUDGET_FIELD], "tok": r["context_tokens"], "kept": r["hits_kept"],
-             "returned": r["hits_returned"], "ids": None, "cut": [], "n_ctx": None, "n_ret": None, "multi": False,
-             "more": [], "miss": []}
+             "returned": r["hits_returned"], "lines": context_lines(r, bodies),
+             "traced": r["retrieved_ids"] is not None,
+             "cut": [], "n_ctx": None, "n_ret": None, "multi": False, "more": [], "miss": []}
     if r["retrieved_ids"] is None or r["context_ids"] is None:
-        return entry  # no provenance, or the question failed: nothing to show but the counts
+        return entry  # no provenance, or the question failed: the context as sent, and the counts
     ret, n_ctx = r["retrieved_ids"], len(r["context_ids"])
-    shown = min(n_ctx, CONTEXT_LINES_MAX)
+    multi = several_ids(r)
     after = ret[n_ctx:n_ctx + AFTER_CUT_LINES]
-    visible = set(range(shown)) | set(range(n_ctx, n_ctx + len(after)))
+    # Evidence the lines above do not show: past the cut lines shown, or (hits of several
+    # turns) inside a line that cannot name it.
+    shown = (set() if multi else set(range(n_ctx))) | set(range(n_ctx, n_ctx + len(after)))
     evidence = set(r["evidence"])
-    entry.update(ids=ret[:shown], cut=after, n_ctx=n_ctx, n_ret=len(ret),
-                 # several source ids per hit: positions are not ranks
-                 multi=r["hits_returned"] is not None and len(ret) != r["hits_returned"],
-                 more=[[i + 1, t, i < n_ctx] for i, t in enumerate(ret) if t in evidence and i not in visible],
+    entry.update(cut=after, n_ctx=n_ctx, n_ret=len(ret), multi=multi,
+                 more=[[i + 1, t, i < n_ctx] for i, t in enumerate(ret) if t in evidence and i not in shown],
                  miss=[t for t in r["evidence"] if t not in set(ret)])
     return entry
 
 
-def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: list[dict]) -> dict:
+def prompt_parts(manifest: dict, contract: dict) -> tuple[list | None, str | None]:
+    """The answer prompt of these runs as parts report.html fills (literal text, or the name of
+    a field: asked_at, context, question), so each answer shows the prompt as sent; or None and
+    why: the prompt is taken from the config the manifest names, and only when it hashes to the
+    prompt_sha256 every record carries."""
+    path = manifest["config"] if os.path.isabs(manifest["config"]) else os.path.join(ROOT, manifest["config"])
+    if not os.path.exists(path):
+        return None, f"the config {manifest['config']} that the manifest names is not here"
+    with open(path, encoding="utf-8") as fh:
+        template = yaml.safe_load(fh)["answer_prompt"]
+    if sha256_text(template) != contract["prompt_sha256"]:
+        return None, (f"the answer_prompt of {manifest['config']} has changed since these runs (sha256 "
+                      f"{sha256_text(template)[:12]}, the runs used {contract['prompt_sha256'][:12]})")
+    parts = []
+    for literal, field, spec, conversion in string.Formatter().parse(template):
+        if spec or conversion:
+            return None, f"the answer_prompt formats its field {{{field}}} in a way this report does not rebuild"
+        if literal:
+            parts.append(literal)
+        if field is not None:
+            parts.append({"field": field})
+    return parts, None
+
+
+def fill_parts(parts: list, fields: dict) -> str:
+    """The prompt from its parts, as report.html's script fills them."""
+    return "".join(p if isinstance(p, str) else fields[p["field"]] for p in parts)
+
+
+def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: list[dict], verdicts: dict | None,
+                  manifest: dict) -> dict:
     """The JSON blob report.html renders from: systems in report order, questions in dataset
-    order with one list of answers (one per repeat) per system, and the turn texts they cite."""
+    order with one list of answers (one per repeat) per system, the turns they cite as the
+    context builder writes them, and the answer prompt's parts."""
     labels = {(s["backend"], s["budget"]): s["label"] for s in order}
-    turns = {(c["case_id"], t["turn_id"]): (s["timestamp"], t["role"], t["text"])
-             for c in cases for s in c["sessions"] for t in s["turns"]}
     index = {s["label"]: i for i, s in enumerate(order)}
     rows = {(q["system"], q["qid"], q["budget"], q["repeat"]): q for q in scores["questions"]}
     scored = {r["qid"] for r in records}
+    bodies = {c["case_id"]: turn_bodies(c) for c in cases if any(q["qid"] in scored for q in c["questions"])}
     questions, by_qid = [], {}
     for c in cases:
         for q in c["questions"]:
@@ -1183,19 +1490,22 @@ def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: l
     cited: dict = defaultdict(set)
     for r in sorted(records, key=lambda r: r["repeat"]):
         label = labels[(r["backend"], r[BUDGET_FIELD])]
-        q = rows[(label, r["qid"], r[BUDGET_FIELD], r["repeat"])]
-        entry = answer_entry(r, q)
+        entry = answer_entry(r, rows[(label, r["qid"], r[BUDGET_FIELD], r["repeat"])],
+                             verdicts[record_key(r)] if verdicts is not None and not r["retrieval_only"] else None,
+                             bodies[r["case_id"]])
         slot = by_qid[r["qid"]]["r"]
         slot[index[label]] = (slot[index[label]] or []) + [entry]
-        cited[r["case_id"]].update(r["evidence"], entry["ids"] or [], entry["cut"], (m[1] for m in entry["more"]),
-                                   entry["miss"])
-    turn_texts = {case: {t: [turns[(case, t)][0], turns[(case, t)][1], clip(turns[(case, t)][2])]
-                         for t in sorted(ids) if (case, t) in turns} for case, ids in sorted(cited.items())}
+        cited[r["case_id"]].update(r["evidence"], (line[0] for line in entry["lines"] or [] if line[2] is None),
+                                   entry["cut"], (m[1] for m in entry["more"]), entry["miss"])
+    turn_texts = {case: {t: bodies[case][t] for t in sorted(ids) if t in bodies[case]}
+                  for case, ids in sorted(cited.items())}
     systems = [{"label": s["label"], "role": "baseline" if is_baseline(s, scores) else "control" if is_control(s)
                 else "system"} for s in order]
     causes = [c for c in order[0]["failure_causes"] if any(s["failure_causes"][c] for s in order)]
-    return {"systems": systems, "questions": questions, "turns": turn_texts, "causes": causes,
-            "model_free": retrieval_only(scores)}
+    layers = sorted({x for s in order for x in s["decided_by"]})
+    parts, note = prompt_parts(manifest, scores["contract"])
+    return {"systems": systems, "questions": questions, "turns": turn_texts, "causes": causes, "layers": layers,
+            "model_free": retrieval_only(scores), "prompt": parts, "prompt_note": note}
 
 
 def script_json(obj: dict) -> str:
@@ -1206,38 +1516,50 @@ def script_json(obj: dict) -> str:
 
 
 HTML_CSS = """
-:root { --ok: #1b7f3b; --bad: #b3261e; --muted: #666; --line: #d9d9d9; --ev: #fff1a8; }
+:root { --ok: #1b7f3b; --bad: #b3261e; --warn: #a15c00; --muted: #666; --line: #d9d9d9; --ev: #fff1a8; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1d; margin: 0; background: #fafafa; }
-main { max-width: 1500px; margin: 0 auto; padding: 16px 24px 64px; background: #fff; }
-h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid var(--line); }
+main { max-width: 1500px; margin: 0 auto; padding: 12px 24px 64px; background: #fff; }
+h1 { font-size: 21px; margin: 4px 0 6px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid var(--line); }
+h2#results { margin-top: 12px; }
+p, li { overflow-wrap: anywhere; }
 code { background: #f1f1f1; padding: 0 3px; border-radius: 3px; font-size: 12.5px; }
 pre { background: #f4f4f4; padding: 10px; overflow-x: auto; font-size: 12.5px; }
-nav.toc a { margin-right: 12px; }
-.scroll { overflow-x: auto; }
+nav.toc { margin: 8px 0; } nav.toc a { margin-right: 12px; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; }
 table.summary td, table.summary th { border: 1px solid var(--line); padding: 3px 7px; white-space: nowrap; }
 table.summary th { background: #f3f3f3; font-weight: 600; }
+table.compact th { white-space: normal; vertical-align: bottom; }
+table.compact td:first-child { white-space: normal; }
+table.text td { white-space: normal; min-width: 5em; } table.text td:last-child { min-width: 24em; }
+table.full th:first-child, table.full td:first-child { position: sticky; left: 0; z-index: 1; background: #fff;
+  box-shadow: 1px 0 0 var(--line); }
+table.full th:first-child { background: #f3f3f3; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.control td { background: #f6f6f6; color: #444; }
 tr.baseline td { background: #eaf2fb; }
-tr.fail td:first-child { color: var(--bad); font-weight: 600; } tr.warn td:first-child { color: #a15c00; font-weight: 600; }
+tr.fail td:first-child { color: var(--bad); font-weight: 600; } tr.warn td:first-child { color: var(--warn); font-weight: 600; }
+ul.lines { list-style: none; padding: 0; margin: 8px 0; }
+ul.lines li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 1px 0; }
 figure { margin: 12px 0; } figure img { max-width: 100%; }
-.filters { display: flex; flex-wrap: wrap; gap: 10px 16px; align-items: end; padding: 10px; background: #f3f6fa;
+.filters { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: end; padding: 8px 10px; background: #f3f6fa;
            border: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }
 .filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); }
-.filters select, .filters input { font-size: 14px; padding: 3px 4px; }
-.filters input { width: 260px; }
+.filters select, .filters input, .filters button { font-size: 14px; padding: 3px 4px; max-width: 220px; }
+.filters input { width: 200px; }
 #count { margin-left: auto; font-weight: 600; }
-#notice { color: var(--bad); }
+.qbox { overflow-x: auto; max-width: 100%; }
 table#qtable { width: 100%; margin-top: 8px; }
 #qtable th { text-align: left; background: #f3f3f3; border-bottom: 2px solid var(--line); padding: 4px 6px; font-size: 12.5px; }
-#qtable td { border-bottom: 1px solid var(--line); padding: 4px 6px; vertical-align: top; }
-#qtable tr.q { cursor: pointer; scroll-margin-top: 90px; } #qtable tr.q:hover td { background: #f7f9fc; }
+#qtable th.pick { background: #dbe8f8; }
+#qtable td { border-bottom: 1px solid var(--line); padding: 4px 6px; vertical-align: top; overflow-wrap: anywhere; }
+#qtable tr.q { cursor: pointer; scroll-margin-top: 120px; } #qtable tr.q:hover td { background: #f7f9fc; }
 #qtable tr.q.open td { background: #eef3fa; }
 #qtable tr.target td { background: #dbe8f8; border-top: 2px solid #1f5fa8; }
 #qtable td.qtext { max-width: 420px; } #qtable td.gold { max-width: 200px; }
 .v { white-space: nowrap; font-weight: 600; }
-.v.correct { color: var(--ok); } .v.incorrect, .v.unparseable, .v.error { color: var(--bad); } .v.none { color: var(--muted); }
+.v.correct { color: var(--ok); } .v.incorrect, .v.unparseable, .v.error { color: var(--bad); } .v.partial { color: var(--warn); }
+.v.none { color: var(--muted); }
 .cause { display: block; font-size: 11.5px; color: var(--muted); font-weight: 400; }
 tr.detail > td { background: #fcfcfc; padding: 8px 12px 16px; }
 .meta, .muted { color: var(--muted); }
@@ -1246,15 +1568,17 @@ tr.detail > td { background: #fcfcfc; padding: 8px 12px 16px; }
 .answer.correct { border-color: var(--ok); } .answer.incorrect, .answer.unparseable, .answer.error { border-color: var(--bad); }
 .answer h4 { margin: 0 0 2px; font-size: 14px; }
 .answer p { margin: 2px 0; }
-.ctx { margin: 4px 0; padding-left: 44px; font-size: 13px; }
+.reason { font-style: italic; }
+details.prompt { margin: 4px 0; } details.prompt summary { cursor: pointer; color: #1f5fa8; font-size: 13px; }
+details.prompt pre { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 420px; overflow-y: auto; margin: 4px 0; }
+ul.ctx { list-style: none; margin: 4px 0; padding-left: 12px; font-size: 13px; }
 .ctx li { padding: 1px 4px; }
 .ctx li.ev { background: var(--ev); }
 .ctx li.dropped { color: #777; }
-ol.ctx li.cut, ol.ctx li.gap { list-style: none; margin-left: -40px; color: var(--bad); font-size: 12px; }
-ol.ctx li.cut { border-top: 2px dashed var(--bad); margin-top: 3px; padding-top: 2px; }
-ol.ctx li.gap { color: var(--muted); }
-.tid { font-family: ui-monospace, monospace; font-size: 12px; color: #555; }
-.ts { color: var(--muted); font-size: 12px; }
+.ctx li.cut, .ctx li.gap { color: var(--bad); font-size: 12px; }
+.ctx li.cut { border-top: 2px dashed var(--bad); margin-top: 3px; padding-top: 2px; }
+.ctx li.gap { color: var(--muted); }
+.tid { font-family: ui-monospace, monospace; font-size: 11.5px; color: #555; margin-left: 6px; }
 .tag { background: #8a6d00; color: #fff; border-radius: 3px; padding: 0 4px; font-size: 11px; margin-left: 4px; }
 #pager { margin: 10px 0; display: flex; gap: 8px; align-items: center; }
 """
@@ -1264,11 +1588,21 @@ HTML_JS = r"""
 (function () {
   const D = JSON.parse(document.getElementById("report-data").textContent);
   const PAGE = 25;
-  const VERDICTS = ["correct", "incorrect", "unparseable", "error", "not graded"];
-  const S = { system: "", type: "", verdict: "", cause: "", text: "", page: 0 };
+  const FIELDS = ["a", "b", "v", "type", "cause", "by", "q", "sort", "page", "open"];
+  const BLANK = { a: "", b: "", v: "", type: "", cause: "", by: "", q: "", sort: "order", page: 0 };
+  const S = Object.assign({}, BLANK);
   const open = new Set();
   const byQid = new Map(D.questions.map((q, i) => [q.qid, i]));
+  const byLabel = new Map(D.systems.map((s, i) => [s.label, i]));
   const $ = (id) => document.getElementById(id);
+  // What "right" and "wrong" mean for a system: its verdict, or (no answers, the model-free
+  // report) whether every evidence turn reached the context.
+  const GOOD = D.model_free ? "has all evidence in context" : "right";
+  const BAD = D.model_free ? "misses evidence in context" : "wrong";
+  const RELATIONS = [["", "any"], ["a_right", "A " + GOOD], ["a_wrong", "A " + BAD],
+    ["a_only", "A " + GOOD + ", B " + BAD], ["b_only", "A " + BAD + ", B " + GOOD],
+    ["differ", "A and B differ"], ["both_wrong", "both " + BAD], ["both_right", "both " + GOOD]];
+  const SORTS = [["order", "dataset order"], ["qid", "question id"], ["type", "type"], ["a", "A: wrong first, by cause"]];
 
   // Every text goes in as a text node (append of a string), never as markup.
   function el(tag, cls, ...kids) {
@@ -1279,58 +1613,148 @@ HTML_JS = r"""
   }
   function verdictOf(a) { return a.v ? a.v : (a.err ? "error" : "not graded"); }
   function first(q, si) { const a = q.r[si]; return a ? a[0] : null; }
-  function systemsShown() { return S.system === "" ? D.systems.map((_, i) => i) : [Number(S.system)]; }
-  function hay(q, si) {
-    if (q._h === undefined) q._h = (q.qid + "\n" + q.q + "\n" + q.gold).toLowerCase();
-    const a = first(q, si);
-    return a && a.a ? a.a.toLowerCase() : "";
+  function sysIndex(label) { return label === "" || !byLabel.has(label) ? null : byLabel.get(label); }
+  function good(a) {
+    if (!a) return false;
+    if (D.model_free) return a.ev[0] > 0 && a.ev[2] !== null && a.ev[2] === a.ev[0];
+    return a.v === "correct";
   }
+  function bad(a) {
+    if (!a) return false;
+    if (D.model_free) return a.ev[0] > 0 && (a.err !== null || (a.ev[2] !== null && a.ev[2] < a.ev[0]));
+    return a.v === "incorrect" || a.v === "unparseable" || (a.err !== null && a.v !== "correct");
+  }
+  function relation(q, ai, bi) {
+    if (!S.v || ai === null) return true;
+    const A = first(q, ai), B = bi === null ? null : first(q, bi);
+    switch (S.v) {
+      case "a_right": return good(A);
+      case "a_wrong": return bad(A);
+      case "a_only": return good(A) && bad(B);
+      case "b_only": return bad(A) && good(B);
+      case "differ": return (good(A) && bad(B)) || (bad(A) && good(B));
+      case "both_wrong": return bad(A) && bad(B);
+      case "both_right": return good(A) && good(B);
+    }
+    return true;
+  }
+  function answerText(q, si) { const a = first(q, si); return a && a.a ? a.a.toLowerCase() : ""; }
   function matches(q) {
+    const ai = sysIndex(S.a), bi = sysIndex(S.b);
     if (S.type && q.type !== S.type) return false;
-    const sys = systemsShown();
-    if (S.verdict || S.cause) {
-      const hit = sys.some((si) => {
+    if (!relation(q, ai, bi)) return false;
+    if (S.cause || S.by) {
+      const who = ai === null ? D.systems.map((_, i) => i) : [ai];
+      const hit = who.some((si) => {
         const a = first(q, si);
-        return a && (!S.verdict || verdictOf(a) === S.verdict) && (!S.cause || a.c === S.cause);
+        return a && (!S.cause || a.c === S.cause) && (!S.by || a.by === S.by);
       });
       if (!hit) return false;
     }
-    if (S.text) {
-      const needle = S.text.toLowerCase();
-      hay(q, 0);
-      if (!q._h.includes(needle) && !sys.some((si) => hay(q, si).includes(needle))) return false;
+    if (S.q) {
+      const needle = S.q.toLowerCase();
+      if (q._h === undefined) q._h = (q.qid + "\n" + q.q + "\n" + q.gold).toLowerCase();
+      if (!q._h.includes(needle) && !D.systems.some((_, si) => answerText(q, si).includes(needle))) return false;
     }
     return true;
+  }
+  const RANK_OF = { error: 0, unparseable: 1, incorrect: 2, correct: 3, "not graded": 4 };
+  function sortKey(q, i) {
+    const ai = sysIndex(S.a);
+    if (S.sort === "qid") return [q.qid, i];
+    if (S.sort === "type") return [q.type, i];
+    if (S.sort === "a" && ai !== null) {
+      const a = first(q, ai);
+      if (!a) return [9, "", i];
+      if (D.model_free) return [good(a) ? 2 : bad(a) ? 0 : 1, "", i];
+      return [RANK_OF[verdictOf(a)], a.c || "", i];
+    }
+    return [i];
+  }
+  function compare(x, y) {
+    for (let k = 0; k < x.length; k++) { if (x[k] < y[k]) return -1; if (x[k] > y[k]) return 1; }
+    return 0;
   }
   function filtered() {
     const out = [];
     D.questions.forEach((q, i) => { if (matches(q)) out.push(i); });
+    if (S.sort !== "order") {
+      const keys = new Map(out.map((i) => [i, sortKey(D.questions[i], i)]));
+      out.sort((x, y) => compare(keys.get(x), keys.get(y)));
+    }
     return out;
+  }
+
+  // The view in the URL: #questions?a=..&b=..&v=..&type=..&cause=..&by=..&q=..&sort=..&page=..&open=QID
+  function viewHash() {
+    const p = new URLSearchParams();
+    for (const k of FIELDS) {
+      if (k === "open") continue;
+      if (S[k] !== BLANK[k] && !(k === "page" && S.page === 0)) p.set(k, String(S[k]));
+    }
+    for (const qi of open) p.append("open", D.questions[qi].qid);
+    const text = p.toString();
+    return "#questions" + (text ? "?" + text : "");
+  }
+  function writeUrl() {
+    const h = viewHash();
+    if (location.hash !== h) history.replaceState(null, "", h);
+    $("f-link").href = h;
+  }
+  function readView(text) {
+    const p = new URLSearchParams(text);
+    Object.assign(S, BLANK);
+    for (const k of FIELDS) {
+      if (k === "open" || !p.has(k)) continue;
+      S[k] = k === "page" ? Math.max(0, parseInt(p.get(k), 10) || 0) : p.get(k);
+    }
+    open.clear();
+    for (const qid of p.getAll("open")) if (byQid.has(qid)) open.add(byQid.get(qid));
+    syncControls();
+  }
+  function syncControls() {
+    for (const [id, key] of CONTROLS) $(id).value = S[key];
+    $("f-search").value = S.q;
   }
 
   function options(select, pairs) {
     for (const [value, text] of pairs) { const o = el("option", null, text); o.value = value; select.append(o); }
   }
+  const CONTROLS = [["f-a", "a"], ["f-b", "b"], ["f-v", "v"], ["f-type", "type"], ["f-cause", "cause"], ["f-by", "by"],
+                    ["f-sort", "sort"]];
   function setup() {
-    options($("f-system"), [["", "all systems"]].concat(D.systems.map((s, i) => [String(i), s.label + (s.role !== "system" ? " (" + s.role + ")" : "")])));
+    const sys = D.systems.map((s) => [s.label, s.label + (s.role !== "system" ? " (" + s.role + ")" : "")]);
+    options($("f-a"), [["", "any system"]].concat(sys));
+    options($("f-b"), [["", "no system"]].concat(sys));
+    options($("f-v"), RELATIONS);
     const types = [...new Set(D.questions.map((q) => q.type))];
     options($("f-type"), [["", "all types"]].concat(types.map((t) => [t, t])));
-    const seen = new Set();
-    D.questions.forEach((q) => q.r.forEach((a) => { if (a) seen.add(verdictOf(a[0])); }));
-    options($("f-verdict"), [["", "any verdict"]].concat(VERDICTS.filter((v) => seen.has(v)).map((v) => [v, v])));
     options($("f-cause"), [["", "any cause"]].concat(D.causes.map((c) => [c, c])));
-    for (const [id, key] of [["f-system", "system"], ["f-type", "type"], ["f-verdict", "verdict"], ["f-cause", "cause"]]) {
+    options($("f-by"), [["", "any layer"]].concat(D.layers.map((c) => [c, c])));
+    options($("f-sort"), SORTS);
+    if (D.model_free) { $("f-cause").parentNode.style.display = "none"; $("f-by").parentNode.style.display = "none"; }
+    for (const [id, key] of CONTROLS) {
       $(id).addEventListener("change", (e) => { S[key] = e.target.value; S.page = 0; render(); });
     }
+    $("f-swap").addEventListener("click", () => { [S.a, S.b] = [S.b, S.a]; syncControls(); S.page = 0; render(); });
     let timer = null;
     $("f-search").addEventListener("input", (e) => {
       clearTimeout(timer);
-      timer = setTimeout(() => { S.text = e.target.value.trim(); S.page = 0; render(); }, 150);
+      timer = setTimeout(() => { S.q = e.target.value.trim(); S.page = 0; render(); }, 150);
     });
   }
 
+  function evidenceCell(a) {
+    const [n, ret, ctx] = a.ev;
+    if (a.err) return el("span", "v error", "! error");
+    if (n === 0) return el("span", "v none", "no evidence");
+    if (ret === null) return el("span", "v none", "no provenance");
+    const cls = ctx === n ? "correct" : ret === 0 ? "incorrect" : "partial";
+    return el("span", "v " + cls, ctx + "/" + n + " in ctx" + (ret > ctx ? ", " + ret + "/" + n + " retrieved" : ""));
+  }
   function verdictCell(a, withCause) {
     if (!a) return el("span", "v none", "–");
+    if (D.model_free) return evidenceCell(a);
     const v = verdictOf(a);
     const mark = { correct: "✓ correct", incorrect: "✗ incorrect", unparseable: "? unparseable", error: "! error", "not graded": "· not graded" }[v];
     const span = el("span", "v " + (v === "not graded" ? "none" : v), mark);
@@ -1338,82 +1762,99 @@ HTML_JS = r"""
     return span;
   }
 
-  function turnLine(q, id, rank, inContext) {
-    const t = (D.turns[q.case] || {})[id];
-    const isEv = q.ev.includes(id);
-    const li = el("li", (isEv ? "ev" : "") + (inContext ? "" : " dropped"));
-    if (rank) li.value = rank;
-    li.append(el("span", "tid", id), " ");
-    if (t) li.append(el("span", "ts", "(" + t[0] + ")"), " ", t[1] + ": " + t[2]);
-    else li.append(el("span", "muted", "(this id is not a turn of the case)"));
+  function body(q, tid) { const t = (D.turns[q.case] || {})[tid]; return t === undefined ? null : t; }
+  function lineText(q, line) { return line[2] !== null ? line[2] : "[" + line[1] + "] " + body(q, line[0]); }
+  function turnLine(q, tid, prefix, cls) {
+    const isEv = q.ev.includes(tid);
+    const t = body(q, tid);
+    const li = el("li", (isEv ? "ev " : "") + (cls || ""), prefix, t === null ? el("span", "muted", "(this id is not a turn of the case)") : t);
+    li.append(el("span", "tid", tid));
     if (isEv) li.append(el("span", "tag", "evidence"));
     return li;
   }
-
   function contextBlock(q, a) {
-    if (a.ids === null) {
-      if (a.err) return el("p", "muted", "Nothing retrieved: the question failed.");
-      return el("p", "muted", "No provenance: this system's " + a.returned + " hits carry no source ids, so the turns it " +
-        "retrieved cannot be shown (" + a.kept + " hits kept in " + a.tok + " tokens).");
-    }
+    if (a.lines === null) return el("p", "muted", a.err ? "Nothing retrieved: the question failed." : "No context was built.");
     const box = el("div", "context");
-    if (a.n_ret === 0) {
-      box.append(el("p", "muted", "Nothing retrieved: the context was empty."));
-    } else {
-      const ol = el("ol", "ctx");
-      a.ids.forEach((id, i) => ol.append(turnLine(q, id, i + 1, true)));
-      if (a.n_ctx > a.ids.length) ol.append(el("li", "gap", "… " + (a.n_ctx - a.ids.length) + " more context lines not shown"));
-      if (a.n_ret > a.n_ctx) {
-        ol.append(el("li", "cut", "✂ budget cut: " + a.kept + " hits kept in " + a.tok + " tokens (budget " + a.budget +
-          "); below, retrieved but not given to the model"));
-        a.cut.forEach((id, i) => ol.append(turnLine(q, id, a.n_ctx + i + 1, false)));
-        const rest = a.n_ret - a.n_ctx - a.cut.length;
-        if (rest > 0) ol.append(el("li", "gap", "… " + rest + " more retrieved lines not shown"));
-      } else {
-        ol.append(el("li", "gap", "all " + a.n_ret + " retrieved lines fit the budget (" + a.tok + " of " + a.budget + " tokens)"));
-      }
-      box.append(ol);
+    const ul = el("ul", "ctx");
+    for (const line of a.lines) {
+      const isEv = line[0] !== null && q.ev.includes(line[0]);
+      const li = el("li", isEv ? "ev" : null, lineText(q, line));
+      if (line[0] !== null) li.append(el("span", "tid", line[0]));
+      if (isEv) li.append(el("span", "tag", "evidence"));
+      ul.append(li);
     }
-    if (a.multi) box.append(el("p", "muted", "Hits carry several source ids each: numbers are positions in the id list, not ranks."));
-    for (const [pos, id, inCtx] of a.more) {
-      box.append(el("p", "muted", "Evidence " + id + " at position " + pos + (inCtx ? " (in the context, not shown above)" : " (cut by the budget)")));
+    if (a.n_ret !== null && a.n_ret > a.n_ctx) {
+      ul.append(el("li", "cut", "✂ budget cut: " + a.kept + " hits kept in " + a.tok + " tokens (budget " + a.budget +
+        "); below, the turns of the hits retrieved but not given to the model"));
+      a.cut.forEach((tid, i) => ul.append(turnLine(q, tid, "[" + (a.n_ctx + i + 1) + "] ", "dropped")));
+      const rest = a.n_ret - a.n_ctx - a.cut.length;
+      if (rest > 0) ul.append(el("li", "gap", "… " + rest + " more retrieved, not shown"));
+    } else if (a.n_ret !== null) {
+      ul.append(el("li", "gap", "all " + a.returned + " retrieved hits fit the budget (" + a.tok + " of " + a.budget + " tokens)"));
+    }
+    box.append(ul);
+    if (!a.traced && !a.err) box.append(el("p", "muted", "No provenance: this system's hits carry no source ids, so the " +
+      "evidence in its context cannot be marked (" + a.kept + " of " + a.returned + " hits kept in " + a.tok + " tokens)."));
+    if (a.multi) box.append(el("p", "muted", "Hits carry several source ids each: a line cannot name its turn, and numbers below the cut are positions in the id list, not ranks."));
+    for (const [pos, tid, inCtx] of a.more) {
+      box.append(el("p", "muted", "Evidence " + tid + " at position " + pos + (inCtx ? " (in the context)" : " (cut by the budget)")));
     }
     if (a.miss.length) {
       const p = el("div", "miss", el("b", null, "Evidence not retrieved:"));
-      const ul = el("ul", "ctx");
-      a.miss.forEach((id) => ul.append(turnLine(q, id, 0, false)));
-      p.append(ul);
+      const m = el("ul", "ctx");
+      a.miss.forEach((tid) => m.append(turnLine(q, tid, "", null)));
+      p.append(m);
       box.append(p);
     }
     return box;
   }
-
+  function promptBlock(q, a) {
+    if (a.lines === null) return null;
+    const context = a.lines.map((line) => lineText(q, line)).join("\n");
+    const what = D.model_free ? "The context it would have been given (no model was asked)" : "The prompt the model read";
+    let text = context;
+    if (!D.model_free && D.prompt !== null) {
+      const fields = { asked_at: q.asked, context: context, question: q.q };
+      text = D.prompt.map((p) => (typeof p === "string" ? p : fields[p.field])).join("");
+    }
+    const d = el("details", "prompt", el("summary", null, what + (!D.model_free && D.prompt === null ? " (its context only: " + D.prompt_note + ")" : "")));
+    d.append(el("pre", null, text));
+    return d;
+  }
   function answerBlock(q, si, a) {
     const s = D.systems[si];
-    const v = verdictOf(a);
+    const v = D.model_free ? "" : verdictOf(a);
     const div = el("div", "answer " + (v === "not graded" ? "" : v));
-    div.append(el("h4", null, s.label + (s.role !== "system" ? " (" + s.role + ")" : "") + (a.rep ? " · repeat " + a.rep : "")));
+    const pick = si === sysIndex(S.a) ? " · A" : si === sysIndex(S.b) ? " · B" : "";
+    div.append(el("h4", null, s.label + (s.role !== "system" ? " (" + s.role + ")" : "") + (a.rep ? " · repeat " + a.rep : "") + pick));
     if (a.a !== null) div.append(el("p", "ans", el("b", null, "Answer: "), a.a));
     else div.append(el("p", "muted", a.err ? "No answer: " + a.err : "No answer: a retrieval-only run."));
     if (a.v) {
       const p = el("p", null, verdictCell(a, false), " decided by ", el("code", null, a.by));
+      if (a.why) p.append(" — the judge: ", el("span", "reason", a.why));
       if (a.c) p.append(" · cause ", el("code", null, a.c));
       if (a.ro) p.append(" · the rules alone: " + a.ro);
       div.append(p);
     }
+    if (D.model_free) div.append(el("p", null, "Evidence: ", evidenceCell(a)));
     if (a.jerr) div.append(el("p", "muted", "Judge error: " + a.jerr));
+    div.append(promptBlock(q, a));
     div.append(contextBlock(q, a));
     return div;
   }
-
+  function shownSystems() {
+    const ai = sysIndex(S.a), bi = sysIndex(S.b);
+    const picked = [ai, bi].filter((x, k, xs) => x !== null && xs.indexOf(x) === k);
+    return picked.concat(D.systems.map((_, i) => i).filter((i) => !picked.includes(i)));
+  }
   function detail(qi) {
     const q = D.questions[qi];
     const box = el("div", null);
     box.append(el("p", "meta", "case " + q.case + " · asked " + q.asked + " · " + q.type + " · gold: " + q.gold));
     const ev = el("div", "evidence", el("b", null, q.ev.length ? "Evidence:" : "Evidence: none (the asked fact is not in the history)"));
-    if (q.ev.length) { const ul = el("ul", "ctx"); q.ev.forEach((id) => ul.append(turnLine(q, id, 0, true))); ev.append(ul); }
+    if (q.ev.length) { const ul = el("ul", "ctx"); q.ev.forEach((tid) => ul.append(turnLine(q, tid, "", null))); ev.append(ul); }
     box.append(ev);
-    for (const si of systemsShown()) for (const a of q.r[si] || []) box.append(answerBlock(q, si, a));
+    for (const si of shownSystems()) for (const a of q.r[si] || []) box.append(answerBlock(q, si, a));
     return box;
   }
 
@@ -1422,11 +1863,15 @@ HTML_JS = r"""
     const pages = Math.max(1, Math.ceil(list.length / PAGE));
     if (S.page >= pages) S.page = pages - 1;
     $("count").textContent = list.length + " of " + D.questions.length + " questions";
-    const sys = systemsShown();
+    const sys = shownSystems();
+    const ai = sysIndex(S.a), bi = sysIndex(S.b);
     const head = el("tr", null, el("th", null, "question id"), el("th", null, "type"), el("th", null, "question"), el("th", null, "gold"));
-    for (const si of sys) head.append(el("th", null, D.systems[si].label));
+    for (const si of sys) {
+      const tag = si === ai ? "A: " : si === bi ? "B: " : "";
+      head.append(el("th", tag ? "pick" : null, tag + D.systems[si].label));
+    }
     $("qtable").tHead.replaceChildren(head);
-    const body = document.createDocumentFragment();
+    const rows = document.createDocumentFragment();
     for (const qi of list.slice(S.page * PAGE, (S.page + 1) * PAGE)) {
       const q = D.questions[qi];
       const link = el("a", null, q.qid);
@@ -1437,25 +1882,25 @@ HTML_JS = r"""
       tr.dataset.qi = String(qi);
       for (const si of sys) tr.append(el("td", null, verdictCell(first(q, si), true)));
       tr.addEventListener("click", () => toggle(qi));
-      body.append(tr);
+      rows.append(tr);
       if (open.has(qi)) {
         const td = el("td", null, detail(qi));
         td.colSpan = 4 + sys.length;
-        body.append(el("tr", "detail", td));
+        rows.append(el("tr", "detail", td));
       }
     }
-    $("qtable").tBodies[0].replaceChildren(body);
+    $("qtable").tBodies[0].replaceChildren(rows);
     const pager = $("pager");
     const prev = el("button", null, "‹ previous"), next = el("button", null, "next ›");
     prev.disabled = S.page === 0; next.disabled = S.page >= pages - 1;
     prev.addEventListener("click", () => { S.page -= 1; render(); });
     next.addEventListener("click", () => { S.page += 1; render(); });
     pager.replaceChildren(prev, el("span", null, "page " + (S.page + 1) + " of " + pages), next);
+    if (started) writeUrl();
   }
 
   function toggle(qi) {
-    if (open.has(qi)) open.delete(qi);
-    else { open.add(qi); history.replaceState(null, "", "#" + encodeURIComponent(D.questions[qi].qid)); }
+    if (open.has(qi)) open.delete(qi); else open.add(qi);
     render();
   }
 
@@ -1465,8 +1910,8 @@ HTML_JS = r"""
     if (qi === undefined) return false;
     let list = filtered();
     if (!list.includes(qi)) {
-      Object.assign(S, { system: "", type: "", verdict: "", cause: "", text: "" });
-      for (const id of ["f-system", "f-type", "f-verdict", "f-cause", "f-search"]) $(id).value = "";
+      Object.assign(S, BLANK);
+      syncControls();
       list = filtered();
     }
     S.page = Math.floor(list.indexOf(qi) / PAGE);
@@ -1478,24 +1923,34 @@ HTML_JS = r"""
     return true;
   }
   function fromHash() {
-    let qid;
-    try { qid = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
-    if (qid && byQid.has(qid)) show(qid);
+    let h;
+    try { h = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
+    if (h.startsWith("questions?") || h === "questions") {
+      readView(location.hash.slice(1 + "questions".length + 1));
+      render();
+      $("questions").scrollIntoView({ block: "start" });
+    } else if (h && byQid.has(h)) {
+      show(h);
+    }
   }
 
+  let started = false;
   setup();
-  render();
-  window.addEventListener("hashchange", fromHash);
   fromHash();
+  render();
+  started = true;
+  window.addEventListener("hashchange", fromHash);
 })();
 """
 
 
 def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
     """report.html: one file, no network (the Content-Security-Policy forbids any request),
-    the summary as static HTML and the question explorer built by the inline script."""
+    the summary as static HTML and the question explorer built by the inline script. The table
+    of contents follows the first screen (the answer, then its lines)."""
     toc = " ".join(f'<a href="#{html.escape(b.anchor)}">{html.escape(b.text)}</a>'
                    for b in blocks if isinstance(b, Heading) and b.level == 2)
+    first = next(i for i, b in enumerate(blocks) if isinstance(b, Lines)) + 1
     return "".join([
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
@@ -1503,20 +1958,26 @@ def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         "<link rel=\"icon\" href=\"data:,\">\n",
         f"<title>{html.escape(title)}</title>\n<style>{HTML_CSS}</style>\n</head>\n<body>\n<main>\n",
-        render_html_blocks(blocks[:1], images), "\n",
+        render_html_blocks(blocks[:first], images), "\n",
         f'<nav class="toc">{toc} <a href="#questions">Every question</a></nav>\n',
-        render_html_blocks(blocks[1:], images), "\n",
+        render_html_blocks(blocks[first:], images), "\n",
         '<h2 id="questions">Every question</h2>\n',
-        "<p>Click a row for each system's answer and the context it retrieved: evidence turns highlighted, the "
-        "token-budget cut marked. Filters read each system's first repeat; the search box matches question ids, "
-        "questions, gold answers and answers. A question's link is its permalink.</p>\n",
-        '<div class="filters"><label>System<select id="f-system"></select></label>'
-        '<label>Type<select id="f-type"></select></label><label>Verdict<select id="f-verdict"></select></label>'
-        '<label>Failure cause<select id="f-cause"></select></label>'
+        "<p>Click a row for each system's answer, the layer that decided it (with the judge's reason), the prompt "
+        "the model read, and its context in the order sent: evidence turns highlighted, the token-budget cut marked. "
+        "Pick systems A and B to compare them: where A is right and B wrong, or the reverse; the failure cause and "
+        "layer filters read A (any system when no A is picked); filters read each system's first repeat, and the "
+        "search box matches question ids, questions, gold answers and answers. The address holds the view, to send "
+        "to a colleague; a question's id is its permalink.</p>\n",
+        '<div class="filters"><label>System A<select id="f-a"></select></label>'
+        '<label>System B<select id="f-b"></select></label><label>Show<select id="f-v"></select></label>'
+        '<label>Type<select id="f-type"></select></label><label>Failure cause<select id="f-cause"></select></label>'
+        '<label>Layer<select id="f-by"></select></label><label>Sort<select id="f-sort"></select></label>'
         '<label>Search<input id="f-search" type="search" placeholder="words in a question or answer"></label>'
+        '<button id="f-swap" type="button">swap A and B</button><a id="f-link" href="#questions">link to this view</a>'
         '<span id="count"></span></div>\n',
         '<noscript>The question explorer needs JavaScript; the tables above do not.</noscript>\n',
-        '<table id="qtable"><thead></thead><tbody></tbody></table>\n<nav id="pager"></nav>\n</main>\n',
+        '<div class="qbox"><table id="qtable"><thead></thead><tbody></tbody></table></div>\n<nav id="pager"></nav>\n'
+        '</main>\n',
         f'<script type="application/json" id="report-data">{script_json(data)}</script>\n',
         f"<script>{HTML_JS}</script>\n</body>\n</html>\n",
     ])
@@ -1559,7 +2020,7 @@ def main(argv: list[str] | None = None) -> int:
     if checks is not None:
         check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
     calibration = optional_json(a.calibration, "calibration of judge.py --calibrate",
-                                ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa"))
+                                ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa", "heldout"))
     audit = optional_json(a.audit, "audit of audit.py join",
                           ("sampled", "labelled", "complete", "overall", "by_system", "flagged"))
     # 3. Plots, then the report in both forms.
@@ -1576,8 +2037,8 @@ def main(argv: list[str] | None = None) -> int:
             os.unlink(path)  # a plot of an earlier report that this one does not draw
     blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
                           paths)
-    write_atomic(a.out, render_markdown(blocks))
-    data = explorer_data(scores, order, records, load_dataset(dataset.path))
+    write_atomic(a.out, render_markdown(blocks, os.path.basename(paths["html"])))
+    data = explorer_data(scores, order, records, load_dataset(dataset.path), verdicts, manifest)
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
           "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)

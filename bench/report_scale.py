@@ -27,7 +27,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from grading import RULES_SHA256  # noqa: E402
-from interface import RUN_FORMAT, VERDICT_FORMAT, dumps, run_cli, sha256_file, verdict_identity  # noqa: E402
+from context import EMPTY_CONTEXT, render_line  # noqa: E402
+from interface import (RUN_FORMAT, VERDICT_FORMAT, Hit, dumps, run_cli, session_items, sha256_file,  # noqa: E402
+                       verdict_identity)
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()
@@ -73,6 +75,10 @@ def record(system: str, case: dict, sha: str, rng: random.Random) -> dict:
             ret[rng.randrange(10)] = q["evidence"][0]
         ret = list(dict.fromkeys(ret))
         ctx = ret[:rng.randint(4, len(ret))]
+    items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
+    lines = [render_line(i, Hit(text=items[t].text, score=1.0, timestamp=items[t].metadata["timestamp"]))
+             for i, t in enumerate(ctx, 1)]
+    context_text = "\n".join(reversed(lines) if system == "full_context" else lines) or EMPTY_CONTEXT
     answer = q["gold_answer"] if rng.random() < 0.4 else "something else: " + text(rng, 8, 16)
     return {"format": RUN_FORMAT, "run_id": "bench", "backend": system, "backend_id": system, "backend_version": "v",
             "repeat": 0,
@@ -83,6 +89,7 @@ def record(system: str, case: dict, sha: str, rng: random.Random) -> dict:
             "qid": q["qid"],
             "type": q["type"], "question": q["question"], "asked_at": q["asked_at"], "gold_answer": q["gold_answer"],
             "evidence": q["evidence"], "meta": {}, "retrieved_ids": ret, "context_ids": ctx,
+            "context_text": context_text,
             "context_tokens": 30 * len(ctx), "keyword_ranks": None, "hits_returned": len(ret),
             "hits_kept": len(ctx), "hits_cut": len(ret) - len(ctx), "k_limited": False, "answer": answer,
             "served_model": "m",

@@ -53,7 +53,7 @@ def blob(html_text: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def test_controls_come_first_and_the_baseline_is_marked(real):
-    rows = table_after(real["md_text"], "Results")
+    rows = table_after(real["md_text"], "All metrics")
     assert [r[0] for r in rows[1:]] == ["none (control)", "oracle (control)", "full_context (control)",
                                         "**keyword** (baseline)", "hash"]
     header = rows[0]
@@ -72,8 +72,8 @@ def test_the_controls_are_not_in_the_paired_table(real):
 def test_numbers_are_rounded_for_reading(real):
     scores = json.load(open(real["scores"]))
     s = {x["label"]: x for x in scores["systems"]}
-    rows = {r[0]: r for r in table_after(real["md_text"], "Results")[1:]}
-    header = table_after(real["md_text"], "Results")[0]
+    rows = {r[0]: r for r in table_after(real["md_text"], "All metrics")[1:]}
+    header = table_after(real["md_text"], "All metrics")[0]
     tokens = header.index("ctx tokens")
     # Whole tokens, half up: the mean of the JSON is kept exact there.
     for label, row in (("keyword", rows["**keyword** (baseline)"]), ("hash", rows["hash"])):
@@ -105,7 +105,7 @@ def test_tokens_are_whole(value, text):
 
 
 def test_a_null_metric_is_na_with_its_reason_as_a_footnote(real):
-    rows = table_after(real["md_text"], "Results")
+    rows = table_after(real["md_text"], "All metrics")
     header = rows[0]
     kw = header.index("kw recall@k")
     marks = {r[kw] for r in rows[1:]}
@@ -120,7 +120,8 @@ def test_a_null_metric_is_na_with_its_reason_as_a_footnote(real):
 def test_absent_optional_inputs_are_said_plainly(real):
     md = real["md_text"]
     assert "No instrument checks yet: run `python check.py" in md
-    assert "No judge calibration yet: run `python judge.py --config config.yaml --calibrate" in md
+    assert "No judge calibration yet: run `python judge.py --config" in md
+    assert "--calibrate data/calibration.jsonl --heldout data/heldout.jsonl --out" in md
     assert "No human audit yet: run `python audit.py sample" in md
 
 
@@ -139,11 +140,11 @@ def test_the_budget_cut_and_the_evidence_are_in_the_explorer_data(real):
     q = next(q for q in data["questions"] if q["qid"] == "c001q1")
     kw = q["r"][systems.index("keyword")][0]
     assert kw["n_ctx"] < kw["n_ret"] and kw["c"] == "budget_miss"  # the evidence was retrieved, then cut
-    cut_at = kw["n_ctx"]
-    assert "c001-s2t1" in kw["cut"] and "c001-s2t1" not in kw["ids"][:cut_at]
-    assert data["turns"]["c001"]["c001-s2t1"][2] == "We finished migrating billing to Postgres 16 this weekend."
+    assert "c001-s2t1" in kw["cut"] and "c001-s2t1" not in [line[0] for line in kw["lines"]]
+    assert data["turns"]["c001"]["c001-s2t1"] == ("(2026-05-11T09:30:00Z) user: We finished migrating billing to "
+                                                  "Postgres 16 this weekend.")
     none = q["r"][systems.index("none")][0]
-    assert none["n_ret"] == 0 and none["miss"] == ["c001-s2t1"]
+    assert none["n_ret"] == 0 and none["miss"] == ["c001-s2t1"] and none["lines"] == [[None, None, "(no memories)"]]
 
 
 def test_the_html_escapes_a_question_holding_a_script_tag(real):
@@ -189,12 +190,12 @@ def test_a_retrieval_only_report_marks_accuracy_as_not_measured(tmp_path, monkey
     paths = pipeline(tmp_path, run_args=("--retrieval-only",), monkeypatch=monkeypatch)
     md = open(paths["md"], encoding="utf-8").read()
     assert "model-free report" in md and "**Accuracy: not measured.**" in md
-    rows = table_after(md, "Results")
+    rows = table_after(md, "All metrics")
     header = rows[0]
     assert {"recall@k", "recall in ctx", "kw recall@k", "staleness", "ctx tokens", "search p95 ms"} <= set(header)
     assert "EM" not in header and "contradiction" not in header
     assert {r[header.index("accuracy")] for r in rows[1:]} == {"not measured"}
-    assert "## Paired comparison" not in md and "Nothing was graded" in md
+    assert "## Paired comparison\n" not in md and "## Paired comparison in retrieval" in md and "Nothing was graded" in md
     assert blob(open(paths["html"], encoding="utf-8").read())["model_free"] is True
 
 
@@ -204,7 +205,7 @@ def test_the_budget_curve_appears_with_several_budgets(tmp_path, monkeypatch):
     md = open(paths["md"], encoding="utf-8").read()
     rows = table_after(md, "Budget curve")
     assert rows[0] == ["system", "30", "2,000"] and [r[0] for r in rows[1:]] == ["none", "oracle", "keyword"]
-    results = [r[0] for r in table_after(md, "Results")[1:]]
+    results = [r[0] for r in table_after(md, "All metrics")[1:]]
     assert results[:3] == ["none@30 (control)", "oracle@30 (control)", "**keyword@30** (baseline)"]
     if report_plots_installed():
         assert (tmp_path / "results" / "report-budget.png").exists()
@@ -295,8 +296,8 @@ def test_a_limit_run_a_partial_run_and_a_served_model_change_are_deviations(tmp_
     text = "\n".join(deviation_lines(md))
     assert "scored on 3 of the dataset's 4 questions (--limit 2, --allow-partial)" in text
     # and on the first screen, before anything else
-    assert ("**Partial comparison: 3 of the dataset's 4 questions** (--limit 2, --allow-partial left out the "
-            "questions some system lacks)") in md.split("## The fairness contract")[0]
+    assert ("**Partial comparison: 3 of the dataset's 4 questions** ([details](#the-fairness-contract)): --limit 2, "
+            "--allow-partial left out the questions some system lacks.") in md.split("## All metrics")[0]
     served = {name: recs(name) for name in ("keyword", "other")}
     served["other"][1] = {**served["other"][1], "served_model": "m-v2"}
     code, md, _ = build(tmp_path / "served", served)
@@ -352,9 +353,16 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
     cal.write_text(json.dumps(calibration), encoding="utf-8")
     assert make_report(paths, "--calibration", str(cal), "--audit", audit_of(tmp_path, paths)) == 0
     md = open(paths["md"], encoding="utf-8").read()
-    o = calibration["overall"]
-    assert f"false accepts {o['false_accepts']} of {o['known_wrong']}" in md
-    assert "Cohen's kappa" in md and "No judge calibration yet" not in md
+    tuning, held = calibration["overall"], calibration["heldout"]["overall"]
+    rows = table_after(md, "The judge: calibration and human audit")
+    assert rows[0] == ["set", "tuned on", "answers", "false accepts (of known-wrong)", "false rejects (of known-right)",
+                       "Cohen's kappa"]
+    assert [r[:3] for r in rows[1:]] == [["tuning (`data/calibration.jsonl`)", "yes", str(tuning["n"])],
+                                         ["held out (`data/heldout.jsonl`)", "no", str(held["n"])]]
+    lo, hi = held["false_reject_ci95"]
+    assert rows[2][4] == (f"{held['false_rejects']} of {held['known_right']} ({report.rate(held['false_reject_rate'])}, "
+                          f"{report.rate(lo)}–{report.rate(hi)})")
+    assert "The rules were tuned on the tuning set" in md and "No judge calibration yet" not in md
     audit = json.load(open(os.path.join(DATA, "audit.json"), encoding="utf-8"))
     assert f"agrees with the person on {audit['overall']['agree']} of {audit['overall']['n']}" in md
     assert "No human audit yet" not in md
@@ -374,13 +382,13 @@ def test_calibration_of_another_grader_is_not_shown_as_this_ones(tmp_path):
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
     assert make_report(paths, "--calibration", os.path.join(DATA, "calibration.json")) == 0
     md = open(paths["md"], encoding="utf-8").read()
-    assert "rates another grader" in md and "false accepts" not in md
+    assert "rates another grader" in md and "false accepts" not in md and "--heldout data/heldout.jsonl" in md
 
 
 def test_markdown_cannot_be_broken_by_a_system_name(tmp_path):
     code, md, _ = build(tmp_path, {"keyword": recs("keyword"), "a|b <i>": recs("a|b <i>")})
     assert code == 0
-    rows = table_after(md, "Results")
+    rows = table_after(md, "All metrics")
     assert [r[0] for r in rows[1:]] == ["**keyword** (baseline)", "a\\|b &lt;i>"]
     assert all(len(r) == len(rows[0]) for r in rows)
 
@@ -584,7 +592,7 @@ def test_score_check_and_the_report_show_one_figure_for_a_control_that_differs_b
                                 paths["manifest"], "--config", str(tmp_path / "config.yaml"), "--out", checks]) == 1
     none = next(c for c in json.load(open(checks))["checks"] if c["id"] == "controls/none")
     assert none["status"] == "FAIL" and none["summary"].startswith("above its limit on single_hop 0.188 (n=8")
-    rows = {r[0]: dict(zip(table_after(md, "Results")[0], r)) for r in table_after(md, "Results")[1:]}
+    rows = {r[0]: dict(zip(table_after(md, "All metrics")[0], r)) for r in table_after(md, "All metrics")[1:]}
     assert rows["none (control)"]["accuracy"] == "0.188"
     assert rows["**keyword** (baseline)"]["noise floor"] == "0.00 [0.00, 0.00]"
     scores = json.load(open(paths["scores"]))

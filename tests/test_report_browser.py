@@ -96,17 +96,20 @@ def test_the_tables_render_and_a_filter_narrows_the_rows(browser, report, tmp_pa
     assert page.locator("figure img").count() in (0, 2)  # 2 plots with the extra, none without
     everything = visible_qids(page)
     assert len(everything) == 7 and page.inner_text("#count") == "7 of 7 questions"
-    page.select_option("#f-system", label="keyword (baseline)")
+    page.select_option("#f-a", label="keyword (baseline)")
+    page.select_option("#f-v", "a_wrong")
     page.select_option("#f-cause", "budget_miss")
     narrowed = visible_qids(page)
     assert narrowed == ["c001q1"] and page.inner_text("#count") == "1 of 7 questions"
-    assert page.locator("#qtable thead th").all_inner_texts()[-1] == "keyword"  # one system's column
+    columns = page.locator("#qtable thead th").all_inner_texts()
+    assert columns[4] == "A: keyword" and len(columns) == 4 + 5  # A first, and every other system still shown
     page.select_option("#f-cause", "")
+    page.select_option("#f-v", "")
     page.fill("#f-search", "ledger-sync")
     # The search waits 150 ms for typing to stop. (wait_for_function evaluates a string, which the
     # page's Content-Security-Policy forbids: expect polls without it.)
-    expect(page.locator("#count")).to_have_text("3 of 7 questions")
-    assert set(visible_qids(page)) == {"c002q1", "c002q2", "c003q1"}
+    expect(page.locator("#count")).to_have_text("4 of 7 questions")
+    assert set(visible_qids(page)) == {"c002q1", "c002q2", "c002q3", "c003q1"}  # c002q3: full_context's answer
     page.locator("#questions").evaluate("e => e.scrollIntoView()")  # the filters and rows in the shot
     keep_screenshot(page, tmp_path, "filtered")
     assert browser.dialogs == [] and not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
@@ -128,7 +131,7 @@ def test_a_row_shows_its_context_with_the_evidence_highlighted_and_the_budget_cu
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")  # highlighted
     none = detail.locator(".answer", has_text="none (control)")
     assert "Evidence not retrieved" in none.inner_text()
-    assert page.evaluate("location.hash") == "#c001q1"  # the open row's permalink is in the address
+    assert page.evaluate("location.hash") == "#questions?open=c001q1"  # the open row is in the address
     keep_screenshot(page, tmp_path, "context")
     assert browser.dialogs == [] and not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
 
@@ -162,3 +165,159 @@ def test_a_question_holding_a_script_tag_is_shown_as_text(browser, report, tmp_p
     keep_screenshot(page, tmp_path, "hostile")
     assert browser.dialogs == []  # no alert ran
     assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
+
+
+# ---------------------------------------------------------------------------------------------
+# The first screen at 1366 x 768, and the comparison view
+# ---------------------------------------------------------------------------------------------
+
+def laptop_page(browser, url: str):
+    """The report in a 1366 x 768 window, the width the first screen is laid out for."""
+    page = open_page(browser, url)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.evaluate("window.scrollTo(0, 0)")
+    return page
+
+
+def sideways(page) -> int:
+    """How far the page scrolls sideways (0: not at all)."""
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+def on_first_screen(locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= 1366 and \
+        box["y"] + box["height"] <= 768
+
+
+@pytest.fixture(scope="module")
+def checked(report, tmp_path_factory):
+    """The same report with check.py's results: long check messages, a FAIL among them."""
+    import check
+    from interface import run_cli
+    from report_pipeline import make_report
+    out = str(report["results"] / "checks.json")
+    assert run_cli(check.main, ["--runs", *report["runs"], "--verdicts", report["verdicts"], "--manifest",
+                                report["manifest"], "--config", report["config"], "--out", out]) in (0, 1)
+    assert make_report(report, "--checks", out) == 0
+    return report
+
+
+def test_the_first_screen_shows_each_difference_with_its_interval_and_nothing_scrolls_sideways(browser, checked,
+                                                                                                 tmp_path):
+    import json
+    from metrics import interval_text
+    scores = json.load(open(checked["scores"]))
+    page = laptop_page(browser, url_of(checked))
+    table = page.locator("table.compact")
+    for d in scores["differences"]:
+        row = table.locator("tbody tr", has=page.locator(f"td:first-child:text-is('{d['system']}')"))
+        cell = row.locator("td").nth(2)
+        assert cell.inner_text() == interval_text(d) and on_first_screen(cell)
+        assert row.locator("td").nth(3).inner_text() in ("separated", "not separated")
+    assert on_first_screen(page.locator("ul.lines li", has_text="Controls: "))
+    assert sideways(page) == 0
+    keep_screenshot(page, tmp_path, "first-screen")
+    # the full table scrolls in its own box, its first column fixed; the rest of the page never sideways
+    full = page.locator("table.full")
+    box = page.locator("div.scroll", has=full)
+    assert box.evaluate("e => e.scrollWidth > e.clientWidth")
+    box.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    first = full.locator("tbody tr td:first-child").first
+    assert first.evaluate("e => e.getBoundingClientRect().left") >= box.evaluate("e => e.getBoundingClientRect().left")
+    page.click("#qtable tbody tr.q >> nth=0")
+    for name in ("checks", "cost", "questions"):
+        page.locator(f"#{name}").evaluate("e => e.scrollIntoView()")
+        assert sideways(page) == 0, name
+    assert browser.dialogs == [] and not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
+
+
+def test_the_model_free_first_screen_compares_recall_without_sideways_scroll(browser, tmp_path):
+    import json
+    from metrics import interval_text
+    with pytest.MonkeyPatch.context() as mp:
+        paths = pipeline(tmp_path / "model-free", run_args=("--retrieval-only",), monkeypatch=mp)
+    scores = json.load(open(paths["scores"]))
+    d = next(x for x in scores["retrieval_differences"] if x["metric"] == "recall_all_in_context")
+    page = laptop_page(browser, url_of(paths))
+    cell = page.locator("table.compact tbody tr", has_text="hash").locator("td").nth(2)
+    assert cell.inner_text() == interval_text(d) and on_first_screen(cell)
+    assert sideways(page) == 0
+    page.click("#qtable tbody tr.q >> nth=0")
+    assert "in ctx" in page.locator("#qtable tbody tr.q").first.inner_text()  # what each system retrieved
+    assert sideways(page) == 0
+    keep_screenshot(page, tmp_path, "model-free")
+
+
+def test_a_comparison_view_lives_in_the_address_and_opens_again_from_it(browser, report, tmp_path):
+    page = open_page(browser, url_of(report))
+    page.select_option("#f-a", "keyword")
+    page.select_option("#f-b", "none")
+    page.select_option("#f-v", "a_only")
+    rows = visible_qids(page)
+    assert rows and page.inner_text("#count") == f"{len(rows)} of 7 questions"
+    for qid in rows:  # keyword right, none wrong, on each
+        cells = page.locator("#qtable tr.q", has=page.locator(f"a:text-is('{qid}')")).locator("td")
+        assert "correct" in cells.nth(4).inner_text() and "incorrect" in cells.nth(5).inner_text()
+    page.select_option("#f-sort", "type")
+    view = page.evaluate("location.hash")
+    assert view.startswith("#questions?") and "a=keyword" in view and "b=none" in view and "v=a_only" in view
+    again = open_page(browser, url_of(report, view))  # the link a colleague is sent
+    assert visible_qids(again) == visible_qids(page)
+    assert again.input_value("#f-a") == "keyword" and again.input_value("#f-v") == "a_only"
+    page.click("#f-swap")
+    assert page.input_value("#f-a") == "none" and page.input_value("#f-b") == "keyword"
+    page.select_option("#f-v", "b_only")  # A wrong, B right: the same questions, seen from the other side
+    assert sorted(visible_qids(page)) == sorted(rows)
+    keep_screenshot(page, tmp_path, "compare")
+    assert browser.dialogs == [] and not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
+
+
+def test_a_count_in_the_summary_opens_its_rows(browser, report, tmp_path):
+    import json
+    scores = json.load(open(report["scores"]))
+    keyword = next(s for s in scores["systems"] if s["label"] == "keyword")
+    page = open_page(browser, url_of(report))
+    page.locator("#failures ~ div.scroll table tr.baseline a").first.click()  # keyword's wrong answers
+    expect(page.locator("#count")).to_have_text(f"{sum(keyword['failure_causes'].values())} of 7 questions")
+    assert page.input_value("#f-a") == "keyword" and page.input_value("#f-v") == "a_wrong"
+    in_view = page.locator("#questions").evaluate("e => e.getBoundingClientRect().top < innerHeight")
+    assert in_view
+
+
+def test_each_answer_shows_the_prompt_its_model_read(browser, report, tmp_path):
+    import yaml
+    from context import answer_prompt
+    from records import read_records
+    template = yaml.safe_load(open(report["config"], encoding="utf-8"))["answer_prompt"]
+    rec = next(r for p in report["runs"] for r in read_records(p) if r["backend"] == "full_context" and r["qid"] == "c001q1")
+    page = open_page(browser, url_of(report, "#c001q1"))
+    answer = page.locator("#qtable tr.detail .answer", has_text="full_context (control)")
+    answer.locator("details.prompt summary").click()
+    assert answer.locator("details.prompt pre").inner_text() == answer_prompt(template, rec["asked_at"],
+                                                                              rec["context_text"], rec["question"])
+    lines = answer.locator(".context ul.ctx > li:not(.cut):not(.gap):not(.dropped)").all_inner_texts()
+    assert [line.split(" ")[0] for line in lines] == [line.split(" ")[0] for line in rec["context_text"].split("\n")]
+    keep_screenshot(page, tmp_path, "prompt")
+
+
+def test_the_judges_reason_is_shown_next_to_decided_by_llm(browser, report, tmp_path):
+    import shutil
+    import score
+    from interface import run_cli
+    from records import read_records, write_jsonl
+    from report_pipeline import make_report
+    copy = tmp_path / "copy"
+    shutil.copytree(report["results"], copy)
+    paths = {**report, "verdicts": str(copy / "verdicts.jsonl"), "scores": str(copy / "scores.json"),
+             "md": str(copy / "report.md"), "html": str(copy / "report.html")}
+    verdicts = read_records(paths["verdicts"])
+    target = next(v for v in verdicts if v["backend"] == "keyword" and v["qid"] == "c002q1")
+    target.update(by="llm", judge_reason="It names the owner the history gives.")
+    write_jsonl(copy / "verdicts.jsonl", verdicts)
+    assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
+                                "--json", paths["scores"], "--manifest", paths["manifest"], "--resamples", "50"]) == 0
+    assert make_report(paths) == 0
+    page = open_page(browser, url_of(paths, "#c002q1"))
+    answer = page.locator("#qtable tr.detail .answer", has_text="keyword (baseline)")
+    assert "decided by llm — the judge: It names the owner the history gives." in answer.inner_text()
