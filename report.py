@@ -1250,6 +1250,28 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     return blocks
 
 
+def plain(parts) -> str:
+    """A segment list (or a plain cell string) as plain text."""
+    return "".join(p if isinstance(p, str) else p.text for p in ([parts] if isinstance(parts, str) else parts))
+
+
+def render_terminal(blocks: list, html_path: str) -> str:
+    """The first screen for a terminal: the compact table with its columns aligned (numbers to
+    the right), then its lines, then where the whole report is."""
+    table = next(b for b in blocks if isinstance(b, Table) and b.kind == "compact")
+    lines = next(b for b in blocks if isinstance(b, Lines))
+    cells = [table.header] + [[plain(c) for c in row] for row in table.rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(table.header))]
+    out = ["  ".join(c.rjust(w) if num and r else c.ljust(w) for c, w, num in zip(row, widths, table.numeric)).rstrip()
+           for r, row in enumerate(cells)]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    # The lines' links lead to sections of the report, which a terminal does not have.
+    said = [plain([p for p in item if not (isinstance(p, Link) and p.href.startswith("#"))]).replace(" ()", "")
+            for item in lines.items]
+    out += [""] + [line.rstrip(" :") for line in said] + ["", f"report: {html_path} (open it from disk)"]
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # Plots (the optional extra: requirements-plots.txt)
 # ---------------------------------------------------------------------------------------------
@@ -2042,6 +2064,8 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
           "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)
+    # 4. The answer on the terminal too: the first table, aligned, and its lines.
+    print(render_terminal(blocks, paths["html"]))
     return EXIT_OK
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -196,3 +197,24 @@ def test_judge_reason_is_read_from_the_verdicts_not_the_scores():
            "evidence_n": 1, "evidence_retrieved": 1, "evidence_in_context": 1}
     entry = report.answer_entry(rec, row, v, {"t1": "(2026-05-01T10:00:00Z) user: turn t1 of c1"})
     assert entry["why"] == "Same value." and entry["lines"] == [["t1", 1, None]]
+
+
+def test_report_py_ends_by_printing_the_first_table_aligned(real, capsys):
+    capsys.readouterr()
+    assert make_report(real) == 0
+    out = capsys.readouterr().out.splitlines()
+    scores = json.load(open(real["scores"]))
+    header, rule, rows = out[0], out[1], out[2:2 + len(scores["systems"])]
+    assert header.split("  ")[0].strip() == "system" and set(rule) == {"-", " "}
+    columns = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+    assert len(columns) == 7
+    for row in rows:
+        for i in (1, 2, 4, 5, 6):  # numbers end at their column's right edge
+            start, end = columns[i]
+            assert row[end - 1] != " " and (end == len(row) or row[end] == " "), (row, i)
+    assert [r[:columns[0][1]].strip() for r in rows] == ["none (control)", "oracle (control)",
+                                                         "full_context (control)", "keyword (baseline)", "hash"]
+    d = scores["differences"][0]
+    assert report.interval_text(d) in rows[-1] and report.separated_text(d) in rows[-1]
+    assert out[-1] == f"report: {real['html']} (open it from disk)"
+    assert any(line.startswith("Controls: ") for line in out)
