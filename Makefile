@@ -1,6 +1,7 @@
 # memory-bench. Two commands do all set-up on a fresh machine:
-#   make bench   first the model-free report (results/model-free/, no model), then the whole
-#                comparison on the embedded local model, no API key -> results/report.md and .html
+#   make bench   first the model-free report (results/RUN_ID/model-free/, no model), then the whole
+#                comparison on the embedded local model, no API key -> results/RUN_ID/report.md and
+#                .html; both end by printing the first table of their report
 #   make test    the test suite, with every backend's extras installed (starts its own test
 #                servers and the embedded model, and opens report.html in headless Chromium)
 # With LLM_BASE_URL (and LLM_API_KEY) set, `make bench` uses that endpoint and starts nothing.
@@ -27,8 +28,10 @@ RUN_CONFIG = $(if $(filter $(DEFAULT_MODEL),$(MODEL)),$(CONFIG),.cache/config-$(
 THREADS ?=
 MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
-RUNS_DIR ?= runs
-RESULTS_DIR ?= results
+# One folder per run id (config.yaml's run_id), so that a second comparison does not overwrite
+# the first; results/latest points at the last one made.
+RUNS_DIR ?= runs/$(RUN_ID)
+RESULTS_DIR ?= results/$(RUN_ID)
 RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
 # The model-free pass (run.py --retrieval-only) keeps its own run files and report: retrieval_only
 # is part of the contract, so its files are a comparison of their own.
@@ -43,6 +46,9 @@ MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 MODEL_PACKAGES = $(shell $(PY) -c "import serve; print(' '.join(serve.MODELS['$(MODEL)'].packages))")
+# results/latest -> $(RESULTS_DIR), relative, so the link survives a moved checkout.
+LINK_LATEST = mkdir -p results && ln -sfn "$$($(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], 'results'))" \
+	$(RESULTS_DIR))" results/latest
 
 # The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
 # package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
@@ -133,11 +139,11 @@ bench: $(VENV)/.core $(VENV)/.plots
 	@$(MAKE) --no-print-directory retrieval
 	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
 	$(PY) serve.py --model $(MODEL) $(if $(THREADS),--threads $(THREADS)) -- $(MAKE) --no-print-directory answers
-	@echo "report: $(RESULTS_DIR)/report.md and $(RESULTS_DIR)/report.html (open it from disk)"
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
-# answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md.
+# answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md;
+# report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
@@ -146,15 +152,16 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
+	@$(LINK_LATEST)
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
 		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
-	@echo "model-free report: $(MODEL_FREE)/report.md and report.html"
 
 # The run order of the seed guide after the model-free pass: the manifest again (now naming the
 # served model), the systems, the judge, the grader's calibration (rules only: no model call),
 # the instrument's checks (a FAIL, exit 1, is reported, not fatal: the report shows it; the
-# model-free runs serve as the determinism reruns), the scores and the report. Each step resumes, and answers are cached, so a rerun recomputes only
-# what changed.
+# model-free runs serve as the determinism reruns), the scores and the report, which prints its
+# first table last. Each step resumes, and answers are cached, so a rerun recomputes only what
+# changed.
 answers:
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
@@ -166,6 +173,7 @@ answers:
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json
+	@$(LINK_LATEST)
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
 		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md
@@ -175,6 +183,8 @@ pipeline: retrieval answers
 test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
+# The run files and results of this run id only; other run ids' folders stay.
 clean-runs:
-	rm -f runs/*.jsonl results/*.json results/*.jsonl results/*.md results/*.html results/*.png
-	rm -rf runs/model-free results/model-free
+	rm -rf $(RUNS_DIR) $(RESULTS_DIR)
+	@if [ "$$(readlink results/latest)" = "$$($(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], 'results'))" \
+		$(RESULTS_DIR))" ]; then rm -f results/latest; fi

@@ -45,7 +45,6 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORM
                        InputError, check_format, dumps, not_utf8_error, read_jsonl, record_key, run_cli, sha256_text,
                        write_atomic, write_json_atomic)
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
 # Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.
 SAMPLE_FIELDS = ("backend", "repeat", BUDGET_FIELD, "case_id", "qid", "type", "question", "gold_answer", "answer",
@@ -296,14 +295,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--verdicts", required=True, help="results/verdicts.jsonl from judge.py")
     s.add_argument("--n", type=int, default=100, help="answers to sample (seed guide 6.1: 50 to 100)")
     s.add_argument("--seed", type=int, default=11)
-    s.add_argument("--out-sheet", default=os.path.join(ROOT, "results", "audit-sheet.csv"))
-    s.add_argument("--out-key", default=os.path.join(ROOT, "results", "audit-key.jsonl"))
+    s.add_argument("--out-sheet", help="the blind sheet (default audit-sheet.csv beside --verdicts)")
+    s.add_argument("--out-key", help="its key (default audit-key.jsonl beside --verdicts)")
     s.add_argument("--force", action="store_true", help="overwrite an existing sheet or key")
     j = sub.add_parser("join", help="join a labelled sheet with its key; report agreement and kappa")
     j.add_argument("sheet")
     j.add_argument("key")
-    j.add_argument("--out", default=os.path.join(ROOT, "results", "audit.json"))
+    j.add_argument("--out", help="the agreement as JSON (default audit.json beside the sheet)")
     a = ap.parse_args(argv)
+    # Beside the run's verdicts: results/RUN_ID/, one folder per comparison.
+    if a.command == "sample":
+        a.out_sheet = a.out_sheet or os.path.join(os.path.dirname(a.verdicts), "audit-sheet.csv")
+        a.out_key = a.out_key or os.path.join(os.path.dirname(a.verdicts), "audit-key.jsonl")
+    else:
+        a.out = a.out or os.path.join(os.path.dirname(a.sheet), "audit.json")
     return sample(a) if a.command == "sample" else join(a)
 
 

@@ -59,12 +59,11 @@ from datetime import datetime, timezone
 from grading import fisher_greater
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
                        InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
-                       load_dataset, read_run_files, run_cli, served_model_counts, session_items, sha256_file,
-                       write_json_atomic)
+                       load_dataset, read_run_files, results_dir, run_cli, served_model_counts, session_items,
+                       sha256_file, write_json_atomic)
 from metrics import (Scoring, cost_metrics, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
 EXIT_CHECK_FAILED = 1
 
@@ -710,10 +709,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="check the questions every system holds, instead of refusing runs that lack some")
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")
     ap.add_argument("--lag", nargs="+", default=[], help="reruns made with run.py --extra-wait-s S (indexing lag)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "results", "checks.json"), help="the results as JSON")
+    ap.add_argument("--out", help="the results as JSON (default results/RUN_ID/checks.json, the config's run_id)")
     a = ap.parse_args(argv)
 
-    settings = check_settings(load_config(a.config)["checks"], a.config)
+    cfg = load_config(a.config)
+    settings = check_settings(cfg["checks"], a.config)
+    out = a.out or os.path.join(results_dir(cfg["run_id"]), "checks.json")
     dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
     rows = read_run_files(a.runs, dataset)
     problems = contract_problems(rows)
@@ -778,8 +779,8 @@ def main(argv: list[str] | None = None) -> int:
         "checks": results,
     }
     # The file first, then stdout: `check.py ... | head` must not cost the results.
-    write_json_atomic(a.out, summary)
-    print(render(results, a.out))
+    write_json_atomic(out, summary)
+    print(render(results, out))
     return EXIT_CHECK_FAILED if summary["status"] == "FAIL" else EXIT_OK
 
 

@@ -611,6 +611,12 @@ def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
+def results_dir(run_id: str) -> str:
+    """Where a comparison's results go unless told otherwise: results/RUN_ID/, one folder per
+    config run_id, so that a second comparison does not overwrite the first."""
+    return os.path.join(ROOT, "results", run_id)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A dataset as it is on disk now: its file, its sha256 and its validated index (each case's

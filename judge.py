@@ -52,8 +52,8 @@ from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, cali
                      judge_prompt, load_calibration, parse_judge_reply, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
-                       record_key, run_cli, sha256_file, sha256_text, shard_of, verdict_identity, write_atomic,
-                       write_json_atomic)
+                       record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, verdict_identity,
+                       write_atomic, write_json_atomic)
 from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 
@@ -285,7 +285,7 @@ def calibrate(a: argparse.Namespace) -> int:
         sets.append(("heldout", a.heldout, load_calibration(a.heldout)))
     judge_model = cfg["judge_model"]
     workers = a.workers if a.workers is not None else cfg["workers"]
-    out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "calibration.json")
+    out = a.out or os.path.join(results_dir(cfg["run_id"]), "calibration.json")
     items = [item for _, _, set_items in sets for item in set_items]
     print(f"calibrate: {len(items)} labelled answers in {len(sets)} set(s) (judge model: "
           f"{judge_model or 'none, rules only'})", file=sys.stderr)
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--manifest", help="a manifest-RUN.json: the dataset the runs are held against")
     ap.add_argument("--runs", nargs="+", help="run files written by run.py")
     ap.add_argument("--out", help="results/verdicts.jsonl (resumable); with --calibrate, the rates as JSON "
-                                  "(default results/calibration.json)")
+                                  "(default results/RUN_ID/calibration.json, the config's run_id)")
     ap.add_argument("--workers", type=int, help="concurrent judge calls (default: config workers)")
     ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")
     ap.add_argument("--allow-partial", action="store_true",

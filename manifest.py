@@ -1,4 +1,4 @@
-"""Write results/manifest-<run_id>.json: what is needed to reproduce a result (seed guide, 8.2).
+"""Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result (seed guide, 8.2).
 
 It records the dataset and config hashes, the git commit and whether the tree is dirty, the
 Python version and a hash of the installed package list, the answer and judge models, top_k,
@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from backends import load_backend
 from context import make_counter
-from interface import (CONTROL_NAMES, EXIT_OK, dataset_counts, load_config, load_dataset,
+from interface import (CONTROL_NAMES, EXIT_OK, dataset_counts, load_config, load_dataset, results_dir,
                        run_cli, sha256_file, sha256_text, write_json_atomic)
 from llm import server_info
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("config")
     ap.add_argument("--backends", nargs="+", default=list(DEFAULT_BACKENDS),
                     help=f"systems this run compares (default: {' '.join(DEFAULT_BACKENDS)})")
-    ap.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--out-dir", help="where to write it (default results/RUN_ID, the config's run_id)")
     a = ap.parse_args(argv)
 
     cfg = load_config(a.config)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                  + [f"{b['name']}: searches with the question's date as now (time-aware)"
                     for b in backends if b["time_aware"]],
     }
-    path = os.path.join(a.out_dir, f"manifest-{cfg['run_id']}.json")
+    path = os.path.join(a.out_dir or results_dir(cfg["run_id"]), f"manifest-{cfg['run_id']}.json")
     write_json_atomic(path, manifest)
     print(json.dumps(manifest, ensure_ascii=False, indent=2))
     print(f"wrote {path}", file=sys.stderr)

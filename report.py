@@ -463,7 +463,7 @@ def controls_line(scores: dict, checks: dict | None, current: bool) -> list:
     lines = [c for c in checks["checks"] if c["check"] == "controls"] if checks is not None and current else []
     if lines:
         counts = Counter(c["status"] for c in lines)
-        worst = next(st for st in ("FAIL", "WARN", "SKIP", "PASS") if counts[st])
+        worst = next(st for st in ("FAIL", "WARN", "PASS", "SKIP") if counts[st])  # SKIP: none could run
         bad = [c["id"] for c in lines if c["status"] in ("FAIL", "WARN")]
         said = ", ".join(f"{n} {st}" for st, n in counts.items()) + (f"; {', '.join(bad)}" if bad else "")
         return segs(Strong(f"Controls: {worst}"), " (", more, f"): check.py, {said}.")
@@ -2020,9 +2020,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration", help="results/calibration.json from judge.py --calibrate (optional)")
     ap.add_argument("--audit", help="results/audit.json from audit.py join (optional)")
     ap.add_argument("--dataset", help="the dataset, when it is no longer where the manifest says (checked by sha256)")
-    ap.add_argument("--out", default=os.path.join("results", "report.md"),
-                    help="report.md to write; report.html and the plots go beside it (default results/report.md)")
+    ap.add_argument("--out", help="report.md to write; report.html and the plots go beside it (default: report.md "
+                                  "beside --scores)")
     a = ap.parse_args(argv)
+    a.out = a.out or os.path.join(os.path.dirname(a.scores), "report.md")
     if not a.out.endswith(".md"):
         raise InputError(f"--out {a.out}: expected a .md path (report.html and the plots are written beside it)")
     stem = a.out[:-3]
