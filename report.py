@@ -1,38 +1,46 @@
-"""Write the report people read (seed guide, section 10; the issue "The report people read"):
-results/report.md, a self-contained results/report.html to open from disk, and plots beside
-them, with the instrument's checks, the judge's calibration and the human audit when they
-exist. Every number comes from scores.json (score.py, through metrics.py) and is written by
-metrics.py's formatter; the run records and the dataset give the answers and the context turns
-the question explorer shows, and nothing is computed here again.
+"""Write the report people read (seed guide, section 10): report.md, a self-contained
+report.html to open from disk, and plots beside them (by default beside --scores, in
+results/RUN_ID/), with the instrument's checks, the judge's calibration and the human audit
+when they exist. Every number comes from scores.json (score.py, through metrics.py) and is
+written by metrics.py's formatter; the run records and the dataset give the answers, the
+context each model read and the turns the question explorer shows, and nothing is computed
+here again.
 
-The report states the fairness contract (what was held constant, and every deviation from it,
-only when present), then the main table (controls first, the baseline marked, each system's
-paired difference to the baseline with its interval, the noise floor; a metric that cannot be
-measured is n/a with its reason as a footnote), the paired difference per question type, what
-the controls say (check.py's verdicts), accuracy and every memory metric per question type with
-abstention apart, the budget curve, where the wrong answers came from, cost and latency, repeats
-and the noise floor, the judge's calibration and human agreement, the run's facts and the
+The report opens on the answer: one compact table (each system's accuracy with its interval,
+its paired difference to the baseline with the interval and whether it separates them, gap
+closed, recall in context, tokens per question; the model-free report: recall in context, its
+paired difference, recall_all@k, NDCG@k and R@k), then one line each for what the embedded
+reader can show, the controls' verdict and every deviation from the contract, each linking to
+its detail. Then every metric in one table (controls first, the baseline marked, a metric that
+cannot be measured n/a with its reason as a footnote), the fairness contract, the paired
+comparisons (accuracy, per question type, retrieval), what the controls say (check.py's
+verdicts), every memory metric per question type with abstention apart, the budget curve,
+where the wrong answers came from, cost and latency, repeats and the noise floor, the judge's
+calibration on its tuning and held-out sets and the human agreement, the run's facts and the
 commands that reproduce it. Every figure is over all repeats. Numbers are rounded for reading
-(3 significant digits for rates, whole tokens); the exact values stay in scores.json. A
-retrieval-only run (run.py --retrieval-only) gets the model-free report: the retrieval columns,
-and accuracy marked as not measured.
+(3 significant digits for rates, whole tokens); the exact values stay in scores.json. The same
+first table, aligned, is printed on stdout.
 
 report.html holds the same tables and plots, and every question as a row: each system's answer,
-verdict and the layer that decided it, the failure cause, and the context lines it retrieved
-(turn texts from the dataset the manifest names) with the evidence highlighted and the budget
-cut marked; filters, a search box and a permalink per question (report.html#QID). The rows are
-built in the browser from one JSON blob, a page or an expanded row at a time, so the file stays
-usable at LongMemEval scale. No network: everything is inline.
+verdict, the layer that decided it and the judge's reason, the failure cause, the prompt the
+model read (rebuilt from the record's context_text and the config's answer_prompt, checked by
+its sha256), and its context lines in the order sent with the evidence highlighted and the
+budget cut marked. Systems A and B can be picked and compared (A right and B wrong, or the
+reverse), filtered by type, failure cause and layer, sorted; the view is kept in the address
+(report.html#questions?a=...&b=...), each count of the summary links to its rows, and each
+question has a permalink (report.html#QID). The rows are built in the browser from one JSON
+blob, a page or an expanded row at a time, so the file stays usable at LongMemEval scale. No
+network: everything is inline.
 
 Plots (accuracy, budget curve, failure causes) need the optional extra: pip install -r
 requirements-plots.txt. Without it the report says how to get them.
 
 Usage:
-  python report.py --scores results/scores.json --manifest results/manifest-RUN.json \\
-      --runs runs/*.jsonl --verdicts results/verdicts.jsonl --out results/report.md
-  python report.py --scores results/scores.json --manifest results/manifest-RUN.json \\
-      --runs runs/*.jsonl --verdicts results/verdicts.jsonl --checks results/checks.json \\
-      --calibration results/calibration.json --audit results/audit.json --out results/report.md
+  python report.py --scores results/RUN/scores.json --manifest results/RUN/manifest-RUN.json \\
+      --runs runs/RUN/*.jsonl --verdicts results/RUN/verdicts.jsonl
+  python report.py --scores results/RUN/scores.json --manifest results/RUN/manifest-RUN.json \\
+      --runs runs/RUN/*.jsonl --verdicts results/RUN/verdicts.jsonl --checks results/RUN/checks.json \\
+      --calibration results/RUN/calibration.json --audit results/RUN/audit.json --out results/RUN/report.md
 """
 from __future__ import annotations
 
@@ -1396,12 +1404,26 @@ def draw_plots(scores: dict, order: list[dict]) -> dict | None:
 RANK = re.compile(r"^\[(\d+)\] ")
 
 
-def turn_bodies(case: dict) -> dict:
-    """Each turn of a case as the one context builder writes it after its rank, `(timestamp)
-    role: text` (context.render_line): what a system that returns the turn itself puts before
-    the model, and how the report shows a turn."""
-    return {it.item_id: RANK.sub("", render_line(1, Hit(text=it.text, score=1.0, timestamp=it.metadata["timestamp"])))
-            for s in case["sessions"] for it in session_items(s)}
+class TurnBodies:
+    """A case's turns as the one context builder writes them after the rank, `(timestamp) role:
+    text` (context.render_line): what a system that returns the turn itself puts before the
+    model, and how the report shows a turn. Each is written when first asked for: a case of
+    LongMemEval holds hundreds of turns, of which a report cites a few."""
+
+    def __init__(self, case: dict) -> None:
+        self.turns = {t["turn_id"]: (s, t) for s in case["sessions"] for t in s["turns"]}
+        self.written: dict = {}
+
+    def __contains__(self, tid: str) -> bool:
+        return tid in self.turns
+
+    def __getitem__(self, tid: str) -> str:
+        if tid not in self.written:
+            session, turn = self.turns[tid]
+            it = session_items({**session, "turns": [turn]})[0]  # the item run.py stores for this turn
+            line = render_line(1, Hit(text=it.text, score=1.0, timestamp=it.metadata["timestamp"]))
+            self.written[tid] = RANK.sub("", line, count=1)
+        return self.written[tid]
 
 
 def several_ids(r: dict) -> bool:
@@ -1409,12 +1431,32 @@ def several_ids(r: dict) -> bool:
     return r["hits_returned"] is not None and len(r["retrieved_ids"]) != r["hits_returned"]
 
 
-def context_lines(r: dict, bodies: dict) -> list | None:
+class Texts:
+    """Every text the explorer shows once: context lines (after their rank) and turns, which are
+    the same text when a system returns the turn itself, are numbers into one table."""
+
+    def __init__(self) -> None:
+        self.index: dict = {}
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> int:
+        """The number of a text, given it when first seen."""
+        if text not in self.index:
+            self.index[text] = len(self.texts)
+            self.texts.append(text)
+        return self.index[text]
+
+    def table(self) -> list[str]:
+        """Every text, by its number."""
+        return self.texts
+
+
+def context_lines(r: dict, texts: Texts) -> list | None:
     """The context a record's answer model read (context_text), line by line in the order sent:
-    [turn id or None, rank or None, text or None]. A line that is exactly its turn as the
-    builder writes it is [turn id, rank, None] (report.html writes it from the turn's text, held
-    once per case); any other line (a rewritten memory, a summary, an empty context) is kept
-    whole. Joined again, the lines are the context byte for byte."""
+    [turn id or None, rank or None, text number]. The rank comes off the front of a line (its
+    text, `(timestamp) text`, is then the same entry as its turn's); the turn id is the hit's
+    at that rank, when hits carry one source id each. Joined again, the lines are the context
+    byte for byte."""
     if r["context_text"] is None:
         return None
     ids = r["retrieved_ids"]
@@ -1424,17 +1466,15 @@ def context_lines(r: dict, bodies: dict) -> list | None:
         m = RANK.match(line)
         rank = int(m.group(1)) if m else None
         tid = ids[rank - 1] if ids is not None and not multi and rank is not None and 0 < rank <= len(ids) else None
-        if tid is not None and tid in bodies and line == f"[{rank}] {bodies[tid]}":
-            out.append([tid, rank, None])
-        else:
-            out.append([tid, None, line])
-    rebuilt = "\n".join(text if text is not None else f"[{rank}] {bodies[tid]}" for tid, rank, text in out)
+        out.append([tid, rank, texts(line[m.end():] if m else line)])
+    table = texts.table()
+    rebuilt = "\n".join((f"[{rank}] " if rank is not None else "") + table[n] for _, rank, n in out)
     if rebuilt != r["context_text"]:
         raise RuntimeError(f"{r['backend']} {r['qid']}: the context does not rebuild from its lines")  # a bug here
     return out
 
 
-def answer_entry(r: dict, q: dict, verdict: dict | None, bodies: dict) -> dict:
+def answer_entry(r: dict, q: dict, verdict: dict | None, texts: Texts) -> dict:
     """One system's record of one question, as the explorer shows it: the answer, the verdict,
     the layer that decided it and the judge's reason, the cause (score.py's question row), how
     much of the evidence was retrieved and kept, the context as sent, and the turns of the hits
@@ -1444,7 +1484,7 @@ def answer_entry(r: dict, q: dict, verdict: dict | None, bodies: dict) -> dict:
              "why": verdict["judge_reason"] if verdict is not None else None,
              "ev": [q["evidence_n"], q["evidence_retrieved"], q["evidence_in_context"]],
              "budget": r[BUDGET_FIELD], "tok": r["context_tokens"], "kept": r["hits_kept"],
-             "returned": r["hits_returned"], "lines": context_lines(r, bodies),
+             "returned": r["hits_returned"], "lines": context_lines(r, texts),
              "traced": r["retrieved_ids"] is not None,
              "cut": [], "n_ctx": None, "n_ret": None, "multi": False, "more": [], "miss": []}
     if r["retrieved_ids"] is None or r["context_ids"] is None:
@@ -1500,7 +1540,8 @@ def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: l
     index = {s["label"]: i for i, s in enumerate(order)}
     rows = {(q["system"], q["qid"], q["budget"], q["repeat"]): q for q in scores["questions"]}
     scored = {r["qid"] for r in records}
-    bodies = {c["case_id"]: turn_bodies(c) for c in cases if any(q["qid"] in scored for q in c["questions"])}
+    bodies = {c["case_id"]: TurnBodies(c) for c in cases if any(q["qid"] in scored for q in c["questions"])}
+    texts = Texts()
     questions, by_qid = [], {}
     for c in cases:
         for q in c["questions"]:
@@ -1514,20 +1555,19 @@ def explorer_data(scores: dict, order: list[dict], records: list[dict], cases: l
         label = labels[(r["backend"], r[BUDGET_FIELD])]
         entry = answer_entry(r, rows[(label, r["qid"], r[BUDGET_FIELD], r["repeat"])],
                              verdicts[record_key(r)] if verdicts is not None and not r["retrieval_only"] else None,
-                             bodies[r["case_id"]])
+                             texts)
         slot = by_qid[r["qid"]]["r"]
         slot[index[label]] = (slot[index[label]] or []) + [entry]
-        cited[r["case_id"]].update(r["evidence"], (line[0] for line in entry["lines"] or [] if line[2] is None),
-                                   entry["cut"], (m[1] for m in entry["more"]), entry["miss"])
-    turn_texts = {case: {t: bodies[case][t] for t in sorted(ids) if t in bodies[case]}
+        cited[r["case_id"]].update(r["evidence"], entry["cut"], (m[1] for m in entry["more"]), entry["miss"])
+    turn_texts = {case: {t: texts(bodies[case][t]) for t in sorted(ids) if t in bodies[case]}
                   for case, ids in sorted(cited.items())}
     systems = [{"label": s["label"], "role": "baseline" if is_baseline(s, scores) else "control" if is_control(s)
                 else "system"} for s in order]
     causes = [c for c in order[0]["failure_causes"] if any(s["failure_causes"][c] for s in order)]
     layers = sorted({x for s in order for x in s["decided_by"]})
     parts, note = prompt_parts(manifest, scores["contract"])
-    return {"systems": systems, "questions": questions, "turns": turn_texts, "causes": causes, "layers": layers,
-            "model_free": retrieval_only(scores), "prompt": parts, "prompt_note": note}
+    return {"systems": systems, "questions": questions, "turns": turn_texts, "texts": texts.table(), "causes": causes,
+            "layers": layers, "model_free": retrieval_only(scores), "prompt": parts, "prompt_note": note}
 
 
 def script_json(obj: dict) -> str:
@@ -1784,8 +1824,8 @@ HTML_JS = r"""
     return span;
   }
 
-  function body(q, tid) { const t = (D.turns[q.case] || {})[tid]; return t === undefined ? null : t; }
-  function lineText(q, line) { return line[2] !== null ? line[2] : "[" + line[1] + "] " + body(q, line[0]); }
+  function body(q, tid) { const t = (D.turns[q.case] || {})[tid]; return t === undefined ? null : D.texts[t]; }
+  function lineText(line) { return (line[1] !== null ? "[" + line[1] + "] " : "") + D.texts[line[2]]; }
   function turnLine(q, tid, prefix, cls) {
     const isEv = q.ev.includes(tid);
     const t = body(q, tid);
@@ -1800,7 +1840,7 @@ HTML_JS = r"""
     const ul = el("ul", "ctx");
     for (const line of a.lines) {
       const isEv = line[0] !== null && q.ev.includes(line[0]);
-      const li = el("li", isEv ? "ev" : null, lineText(q, line));
+      const li = el("li", isEv ? "ev" : null, lineText(line));
       if (line[0] !== null) li.append(el("span", "tid", line[0]));
       if (isEv) li.append(el("span", "tag", "evidence"));
       ul.append(li);
@@ -1832,7 +1872,7 @@ HTML_JS = r"""
   }
   function promptBlock(q, a) {
     if (a.lines === null) return null;
-    const context = a.lines.map((line) => lineText(q, line)).join("\n");
+    const context = a.lines.map(lineText).join("\n");
     const what = D.model_free ? "The context it would have been given (no model was asked)" : "The prompt the model read";
     let text = context;
     if (!D.model_free && D.prompt !== null) {

@@ -141,10 +141,11 @@ def test_the_budget_cut_and_the_evidence_are_in_the_explorer_data(real):
     kw = q["r"][systems.index("keyword")][0]
     assert kw["n_ctx"] < kw["n_ret"] and kw["c"] == "budget_miss"  # the evidence was retrieved, then cut
     assert "c001-s2t1" in kw["cut"] and "c001-s2t1" not in [line[0] for line in kw["lines"]]
-    assert data["turns"]["c001"]["c001-s2t1"] == ("(2026-05-11T09:30:00Z) user: We finished migrating billing to "
-                                                  "Postgres 16 this weekend.")
+    assert data["texts"][data["turns"]["c001"]["c001-s2t1"]] == ("(2026-05-11T09:30:00Z) user: We finished migrating "
+                                                                 "billing to Postgres 16 this weekend.")
     none = q["r"][systems.index("none")][0]
-    assert none["n_ret"] == 0 and none["miss"] == ["c001-s2t1"] and none["lines"] == [[None, None, "(no memories)"]]
+    assert none["n_ret"] == 0 and none["miss"] == ["c001-s2t1"]
+    assert [[tid, rank, data["texts"][n]] for tid, rank, n in none["lines"]] == [[None, None, "(no memories)"]]
 
 
 def test_the_html_escapes_a_question_holding_a_script_tag(real):

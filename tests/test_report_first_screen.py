@@ -147,8 +147,8 @@ def test_each_answer_carries_the_prompt_it_was_sent(real):
         for r in read_records(path):
             q = questions[r["qid"]]
             entry = q["r"][systems.index(r["backend"])][0]
-            context = "\n".join(text if text is not None else f"[{rank}] {data['turns'][q['case']][tid]}"
-                                for tid, rank, text in entry["lines"])
+            context = "\n".join((f"[{rank}] " if rank is not None else "") + data["texts"][n]
+                                for _, rank, n in entry["lines"])
             assert context == r["context_text"]
             fields = {"asked_at": q["asked"], "context": context, "question": q["q"]}
             assert report.fill_parts(data["prompt"], fields) == answer_prompt(template, r["asked_at"],
@@ -195,8 +195,10 @@ def test_judge_reason_is_read_from_the_verdicts_not_the_scores():
     v = {**verdict_for(rec, "correct", by="llm"), "judge_reason": "Same value."}
     row = {"verdict": "correct", "by": "llm", "cause": None, "judge_error": None, "rules_only_verdict": "incorrect",
            "evidence_n": 1, "evidence_retrieved": 1, "evidence_in_context": 1}
-    entry = report.answer_entry(rec, row, v, {"t1": "(2026-05-01T10:00:00Z) user: turn t1 of c1"})
-    assert entry["why"] == "Same value." and entry["lines"] == [["t1", 1, None]]
+    texts = report.Texts()
+    entry = report.answer_entry(rec, row, v, texts)
+    assert entry["why"] == "Same value." and entry["lines"] == [["t1", 1, 0]]
+    assert texts.table() == ["(2026-05-01T10:00:00Z) user: turn t1 of c1"]
 
 
 def test_report_py_ends_by_printing_the_first_table_aligned(real, capsys):
