@@ -29,7 +29,7 @@ THREADS ?=
 MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
 # One folder per run id (config.yaml's run_id), so that a second comparison does not overwrite
-# the first; results/latest points at the last one made.
+# the first; results/latest and runs/latest point at the last one made.
 RUNS_DIR ?= runs/$(RUN_ID)
 RESULTS_DIR ?= results/$(RUN_ID)
 RUN_FILES = $(addprefix $(RUNS_DIR)/,$(addsuffix .jsonl,$(SYSTEMS)))
@@ -46,9 +46,11 @@ MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
 RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
 MODEL_PACKAGES = $(shell $(PY) -c "import serve; print(' '.join(serve.MODELS['$(MODEL)'].packages))")
-# results/latest -> $(RESULTS_DIR), relative, so the link survives a moved checkout.
-LINK_LATEST = mkdir -p results && ln -sfn "$$($(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], 'results'))" \
-	$(RESULTS_DIR))" results/latest
+# results/latest -> $(RESULTS_DIR) and runs/latest -> $(RUNS_DIR), relative, so the links survive a
+# moved checkout.
+RELPATH = $(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], os.path.dirname(sys.argv[2])))"
+LINK_LATEST = mkdir -p results runs && ln -sfn "$$($(RELPATH) $(RESULTS_DIR) results/latest)" results/latest && \
+	ln -sfn "$$($(RELPATH) $(RUNS_DIR) runs/latest)" runs/latest
 
 # The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
 # package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
@@ -65,7 +67,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench retrieval answers test pipeline setup engine chromium clean-runs
+.PHONY: bench retrieval answers test pipeline setup engine chromium jq clean-runs
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -180,11 +182,19 @@ answers:
 
 pipeline: retrieval answers
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium
+# jq for the README's and docs/'s recipes, which a test runs as written.
+jq:
+	@if ! command -v jq >/dev/null 2>&1; then \
+		echo "installing jq for the test of the documented jq recipes"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
+	fi
+
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium jq
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # The run files and results of this run id only; other run ids' folders stay.
 clean-runs:
 	rm -rf $(RUNS_DIR) $(RESULTS_DIR)
-	@if [ "$$(readlink results/latest)" = "$$($(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], 'results'))" \
-		$(RESULTS_DIR))" ]; then rm -f results/latest; fi
+	@if [ "$$(readlink results/latest)" = "$$($(RELPATH) $(RESULTS_DIR) results/latest)" ]; then \
+		rm -f results/latest runs/latest; fi
