@@ -40,7 +40,7 @@ MODEL_FREE_RUNS = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(MODEL
 RERUN_FILES = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(SYSTEMS)))
 MODEL_FREE = $(RESULTS_DIR)/model-free
 MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
-# What report.py shows when it exists: the human audit (README, "Checking the instrument");
+# What report.py shows when it exists: the human audit (docs/checks.md);
 # report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
 # by the same recipe, after make has expanded it, so they are passed by name.)
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)

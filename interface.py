@@ -41,7 +41,7 @@ UNANSWERABLE_TYPES = ("abstention", "adversarial")
 # The controls run.py computes itself; they validate the harness and are not memory systems.
 CONTROL_NAMES = ("none", "oracle", "full_context")
 
-# Exit codes shared by every script (the README lists them under run.py).
+# Exit codes shared by every script (docs/running.md lists them).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
 
