@@ -134,9 +134,10 @@ class Table(NamedTuple):
 
 
 class Lines(NamedTuple):
-    """Short statements of one line each (report.html cuts a longer one at the page's edge; the
-    link after it leads to the whole)."""
+    """Short statements, one each: report.html cuts those marked `cut` at the page's edge (their
+    link, before the text, leads to the whole); the others wrap."""
     items: list  # of segment lists
+    cut: list    # per item: cut at the page's edge
 
 
 class Image(NamedTuple):
@@ -254,7 +255,8 @@ def render_html_blocks(blocks: list, images: dict) -> str:
         elif isinstance(b, Bullets):
             out.append("<ul>" + "".join(f"<li>{html_segments(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Lines):
-            out.append('<ul class="lines">' + "".join(f"<li>{html_segments(i)}</li>" for i in b.items) + "</ul>")
+            out.append('<ul class="lines">' + "".join(f'<li{" class=cut" if c else ""}>{html_segments(i)}</li>'
+                                                      for i, c in zip(b.items, b.cut)) + "</ul>")
         elif isinstance(b, Table):
             head = "".join(f'<th{" class=num" if num else ""}>{html.escape(h)}</th>'
                            for h, num in zip(b.header, b.numeric))
@@ -492,22 +494,31 @@ def embedded_line(scores: dict, manifest: dict) -> list | None:
         return None
     oracle = [s for s in scores["systems"] if s["backend"] == "oracle" and s["accuracy"] is not None]
     if oracle:
-        said = (f" answers {', '.join(rate(s['accuracy']) for s in oracle)} of the answerable questions even when "
-                f"given exactly their evidence (the oracle control), so its accuracy barely tells memory systems apart; "
-                f"their retrieval recall, the model-free metrics and the gap closed between none and oracle do.")
+        said = (f": {', '.join(rate(s['accuracy']) for s in oracle)} right given exactly the evidence (the oracle "
+                f"control), so accuracy barely tells memory systems apart; recall and the gap closed do.")
     else:
-        said = (" is a small local model, and no oracle control here says how often it answers given exactly the "
-                "evidence: run it, and read retrieval recall and the gap closed rather than accuracy.")
-    return segs(Strong("The embedded reader"), " ", Code(info["served_model"]), said,
-                " For accuracy, point LLM_BASE_URL at a capable model.")
+        said = (": a small local model, and no oracle control here says how often it answers given exactly the "
+                "evidence; read recall and the gap closed rather than accuracy.")
+    return segs(Strong("Embedded reader"), " ", Code(info["served_model"]), said)
+
+
+def recall_line(scores: dict) -> list | None:
+    """Each system's paired difference in recall in context to the baseline, in one line: with a
+    small reader, where memory systems part."""
+    found = [d for d in scores["retrieval_differences"] if d["metric"] == "recall_all_in_context"]
+    if not found or retrieval_only(scores):
+        return None  # the model-free table holds them
+    said = "; ".join(f"{d['system']} {interval_text(d)} {separated_text(d)}" for d in found)
+    return segs(Strong("Recall in context vs baseline"), " (", Link("details", "#paired-retrieval"), f"): {said}.")
 
 
 def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool) -> list:
     """The first screen: the answer table, then one line each for what the embedded reader can
     show, the controls and every deviation (at most DEVIATION_LINES, the rest a link away)."""
     found = deviations(scores, checks, current)
-    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest)) if x is not None]
+    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest), recall_line(scores)) if x is not None]
     lines.append(controls_line(scores, checks, current))
+    whole_lines = len(lines)
     lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]
     if len(found) > DEVIATION_LINES:
         lines.append(segs(f"… and {len(found) - DEVIATION_LINES} more deviations: ",
@@ -515,7 +526,7 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
     if not found:
         lines.append(segs("No deviation from the contract was recorded. ", Link("The contract", "#contract")))
     return [Heading(2, "Results", "results"), glance_table(scores, order), Para(segs(glance_legend(scores))),
-            Lines(lines)]
+            Lines(lines, [whole_lines <= i < whole_lines + DEVIATION_LINES for i in range(len(lines))])]
 
 
 def glance_legend(scores: dict) -> str:
@@ -1605,7 +1616,8 @@ tr.control td { background: #f6f6f6; color: #444; }
 tr.baseline td { background: #eaf2fb; }
 tr.fail td:first-child { color: var(--bad); font-weight: 600; } tr.warn td:first-child { color: var(--warn); font-weight: 600; }
 ul.lines { list-style: none; padding: 0; margin: 8px 0; }
-ul.lines li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 1px 0; }
+ul.lines li { padding: 1px 0; }
+ul.lines li.cut { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 figure { margin: 12px 0; } figure img { max-width: 100%; }
 .filters { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: end; padding: 8px 10px; background: #f3f6fa;
            border: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }

@@ -55,6 +55,9 @@ def test_the_first_table_is_the_answer(real):
                           f"{report.whole(s['hash']['mean_completion_tokens'])}"
     assert by["**keyword** (baseline)"][2] == "baseline" and by["none (control)"][2] == "control"
     screen = first_screen(real["md_text"])
+    r = next(x for x in scores["retrieval_differences"] if x["metric"] == "recall_all_in_context")
+    assert (f"- **Recall in context vs baseline** ([details](#paired-comparison-in-retrieval)): hash "
+            f"{report.interval_text(r)} {report.separated_text(r)}.") in screen
     assert "**Controls**" in screen and "No deviation from the contract was recorded." in screen
 
 
@@ -107,7 +110,7 @@ def test_each_deviation_is_one_line_and_the_rest_a_link_away(tmp_path):
 
 def test_the_embedded_report_says_what_its_reader_can_show_with_the_oracle_figure(tmp_path):
     code, md, paths = build(tmp_path, {"oracle": recs("oracle"), "keyword": recs("keyword")})
-    assert "embedded reader" not in md  # an endpoint's model: nothing to say
+    assert "Embedded reader" not in md  # an endpoint's model: nothing to say
     manifest = json.load(open(paths["manifest"]))
     manifest["served_model_info"] = {"server": "llama-cpp-python", "server_version": "0.3.36",
                                      "served_model": "SmolLM2-135M-Instruct.Q4_1-f16", "model_file": "m.gguf",
@@ -115,9 +118,9 @@ def test_the_embedded_report_says_what_its_reader_can_show_with_the_oracle_figur
     open(paths["manifest"], "w").write(json.dumps(manifest))
     assert make_report(paths) == 0
     md = open(paths["md"], encoding="utf-8").read()
-    line = next(x for x in first_screen(md).splitlines() if "embedded reader" in x)
-    assert ("answers 0.500 of the answerable questions even when given exactly their evidence (the oracle control), so "
-            "its accuracy barely tells memory systems apart") in line
+    line = next(x for x in first_screen(md).splitlines() if "Embedded reader" in x)
+    assert line == ("- **Embedded reader** `SmolLM2-135M-Instruct.Q4_1-f16`: 0.500 right given exactly the evidence "
+                    "(the oracle control), so accuracy barely tells memory systems apart; recall and the gap closed do.")
 
 
 def test_the_judges_reason_is_beside_decided_by_llm(tmp_path):
