@@ -19,16 +19,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from interface import read_jsonl  # noqa: E402
-from metrics import RESAMPLES, SEED, ClusterBootstrap, interval  # noqa: E402
+from interface import InputError, read_jsonl, run_cli  # noqa: E402
+from metrics import RESAMPLES, SEED, ClusterBootstrap, interval, interval_text, recall_metrics  # noqa: E402
 
 
 def recall_any(path: str) -> dict:
-    """{qid: (cluster, evidence found among the retrieved)} for the questions with evidence."""
+    """{qid: (cluster, evidence found among the retrieved)} for the questions whose recall
+    score.py measures, by score.py's own definition (metrics.recall_metrics, one record at a time)."""
     out = {}
     for _, r in read_jsonl(path):
-        if r["evidence"] and r["retrieved_ids"] is not None:
-            out[r["qid"]] = (r["cluster"], bool(set(r["retrieved_ids"]) & set(r["evidence"])))
+        hit = recall_metrics([r])["recall_any_at_k"]
+        if hit is not None:
+            out[r["qid"]] = (r["cluster"], bool(hit))
     return out
 
 
@@ -54,16 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     for path in a.runs:
         other = recall_any(path)
         shared = sorted(set(base) & set(other))
+        if not shared:
+            raise InputError(f"{path}: no question with measured recall in common with {a.baseline}; "
+                             f"pass run files of one comparison (the same dataset)")
         by_cluster = defaultdict(list)
         for qid in shared:
             by_cluster[base[qid][0]].append(int(other[qid][1]) - int(base[qid][1]))
         point, lo, hi = paired_difference(dict(by_cluster))
         excludes = lo is not None and (lo > 0 or hi < 0)
+        difference = interval_text({"difference": point, "ci_low": lo, "ci_high": hi})
         print(f"{path}: recall_any@k {sum(other[q][1] for q in shared) / len(shared):.3f}, minus the baseline "
-              f"{point:+.3f} [{lo:+.3f}, {hi:+.3f}] over {len(shared)} questions in {len(by_cluster)} cases"
-              f"{'' if excludes else ' (the interval includes 0)'}")
+              f"{difference} over {len(shared)} questions in {len(by_cluster)} cases"
+              f"{'' if excludes or lo is None else ' (the interval includes 0)'}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
