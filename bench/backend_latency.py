@@ -38,6 +38,7 @@ from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, tokens  # noqa: E402
 from interface import InputError, MemoryItem, load_config, run_cli  # noqa: E402
 from machine import describe  # noqa: E402
+from metrics import percentile  # noqa: E402
 
 SUBJECTS = ["billing", "search", "auth", "payments", "ingest", "reporting", "the scheduler", "the cache",
             "the gateway", "notifications", "the data lake", "exports", "onboarding", "the CI runner"]
@@ -79,12 +80,6 @@ def items(n: int, seed: int) -> list[list[MemoryItem]]:
                                   "timestamp": f"2026-{1 + (i // 10) // 28 % 12:02d}-{1 + (i // 10) % 28:02d}T10:00:00Z"})
              for i in range(n)]
     return [turns[i:i + 10] for i in range(0, n, 10)]
-
-
-def pct(values: list[float], p: float) -> float:
-    """The p-th percentile (nearest rank) of values."""
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
 
 
 def machine() -> str:
@@ -136,9 +131,8 @@ def search_rounds(systems: dict, ns: str, queries: list[str], repeats: int) -> t
 
 def summary(rounds: list[tuple[list[float], list[float]]]) -> dict:
     """Median over the repeats of each repeat's p50 and p95, wall and CPU."""
-    return {f"{kind}_{p}": statistics.median(
-                statistics.median(r[i]) if p == "p50" else pct(r[i], 95) for r in rounds)
-            for i, kind in enumerate(("wall", "cpu")) for p in ("p50", "p95")}
+    return {f"{kind}_{p}": statistics.median(percentile(sorted(r[i]), q) for r in rounds)
+            for i, kind in enumerate(("wall", "cpu")) for p, q in (("p50", 0.5), ("p95", 0.95))}
 
 
 def fts5_breakdown(n: int, sessions: list[list[MemoryItem]], queries: list[str], repeats: int) -> None:

@@ -148,12 +148,6 @@ def locomo_cases(path: str, n: int):
 # One system's pass, in its own process
 # ---------------------------------------------------------------------------------------------
 
-def pct(values: list[float], p: float) -> float:
-    """The p-th percentile (nearest rank)."""
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
-
-
 def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
     """The retrieval-only pass of one system; its figures as a flat record."""
     t_load = time.perf_counter()
@@ -189,9 +183,7 @@ def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
     return {"system": system, "version": backend.version, "cases": n_cases, "turns": turns,
             "largest_namespace": largest, "load_s": round(load_s, 2), "ingest_s": round(ingest_s, 2),
             "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
-            "searches": len(searches), "search_p50_ms": round(statistics.median(searches), 3),
-            "search_p95_ms": round(pct(searches, 95), 3), "search_cpu_p50_ms": round(statistics.median(search_cpu), 3),
-            "search_cpu_p95_ms": round(pct(search_cpu, 95), 3), "evidence_at_k": round(found / len(searches), 3),
+            "search_ms": searches, "search_cpu_ms": search_cpu, "evidence_at_k": round(found / len(searches), 3),
             "pass_s": round(wall, 1), "cpu_s": round(time.process_time() - cpu0, 1),
             "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -284,9 +276,20 @@ def embed_rate(a: argparse.Namespace) -> int:
 # The table
 # ---------------------------------------------------------------------------------------------
 
+def search_percentiles(r: dict) -> dict:
+    """A pass's search p50 and p95, wall and CPU, by score.py's percentile (metrics.percentile).
+    Taken here, not in the pass's process: metrics imports numpy, which would join that process's
+    peak memory."""
+    from metrics import percentile
+    wall, cpu = sorted(r["search_ms"]), sorted(r["search_cpu_ms"])
+    return {"searches": len(wall), "search_p50_ms": percentile(wall, 0.5), "search_p95_ms": percentile(wall, 0.95),
+            "search_cpu_p50_ms": percentile(cpu, 0.5), "search_cpu_p95_ms": percentile(cpu, 0.95)}
+
+
 def row(r: dict, project: bool) -> str:
     """One system's line; a subset of the generated set also gets its ingest projected to 500
     cases (its turns per case and turns per second)."""
+    r = {**r, **search_percentiles(r)}
     projected = ""
     if project and r["ingest_turns_per_s"]:
         turns = r["turns"] / r["cases"] * LME_S_CASES
