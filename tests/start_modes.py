@@ -23,23 +23,17 @@ import os
 import pty
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
+
+from dispositions import default_signals  # this folder: the dispositions the signal tests set too
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("terminal", "trap", "setsid")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 DEFAULT_COMMAND = [sys.executable, "-m", "pytest", "-q", "tests/test_contract.py", "tests/test_embedded.py",
                    "tests/test_faults.py"]
-
-
-def default_signals() -> None:
-    """SIGINT and SIGTERM at their defaults and unblocked, whatever this script inherited."""
-    for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def on_terminal(command: list[str], log) -> int:
