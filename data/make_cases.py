@@ -2336,8 +2336,11 @@ def plausible_guesses(q: dict) -> list[str]:
     return ["I don't know"]
 
 
-# check.py's default `none` limits (config.yaml, checks.none_max): a guess must stay below them.
-GUESS_MAX = {"default": 0.10, "preference": 0.20}
+def guess_max(qtype: str) -> float:
+    """check.py's default limit on the `none` control for a type (CHECK_DEFAULTS, none_max): the
+    share of a type's questions a plausible guess gets right must stay at or below it."""
+    from check import CHECK_DEFAULTS, limit_for
+    return limit_for(CHECK_DEFAULTS, "none_max", qtype)
 
 
 def guess_rate(cases: list[dict]) -> dict:
@@ -2373,7 +2376,7 @@ def make_split_v2(n_cases: int, seed: int, dev: bool) -> list[dict]:
         assert not problems, problems
         cases.append(case)
     rates = guess_rate(cases)
-    too_high = {t: round(v, 3) for t, v in rates.items() if v > GUESS_MAX.get(t, GUESS_MAX["default"])}
+    too_high = {t: round(v, 3) for t, v in rates.items() if v > guess_max(t)}
     assert not too_high, f"plausible guesses get these types right too often: {too_high}"
     return cases
 

@@ -78,7 +78,7 @@ def test_histories_are_long_and_mostly_unrelated_work(bundled: list[dict]) -> No
 
 def test_plausible_guesses_stay_under_the_none_limits(bundled: list[dict]) -> None:
     rates = mc.guess_rate(bundled)
-    assert all(rate <= mc.GUESS_MAX.get(t, mc.GUESS_MAX["default"]) for t, rate in rates.items()), rates
+    assert all(rate <= mc.guess_max(t) for t, rate in rates.items()), rates
     answerable = [q for c in bundled for q in c["questions"] if q["type"] != "abstention"]
     overall = sum(rates[q["type"]] for q in answerable) / len(answerable)
     assert overall <= 0.10, overall
