@@ -27,6 +27,21 @@ def run_system(cfg: str, backend: str, out, *extra: str) -> int:
     return run_cli(run.main, ["--config", cfg, "--backend", backend, "--out", str(out), *extra])
 
 
+def test_the_default_budget_is_what_top_k_typical_turns_of_the_default_dataset_fill():
+    """config.yaml's top_k and context_token_budget agree by the sweep's own rule (k = budget /
+    the dataset's typical turn as a context line, run.typical_hit_tokens), so that the budget,
+    not k, bounds the default contexts, as README.md says; a new default dataset, budget or k
+    that breaks the agreement fails here."""
+    import math
+    from context import make_counter
+    from interface import load_config
+    cfg = load_config(os.path.join(ROOT, "config.yaml"))
+    with open(cfg["dataset"], encoding="utf-8") as fh:
+        first = json.loads(fh.readline())["case_id"]
+    typical = run.typical_hit_tokens(cfg["dataset"], first, make_counter(cfg["tokenizer"]))
+    assert math.ceil(cfg["context_token_budget"] / typical) == cfg["top_k"], typical
+
+
 def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_llm, config, monkeypatch):
     import backends.keyword
     searches = []
