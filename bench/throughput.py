@@ -102,6 +102,8 @@ def served_rate(ep: Endpoint) -> tuple[int, float]:
     that window are not counted."""
     s = ep.stats()
     n = s["requests"] - s["preflights"]
+    if n == 0:  # nothing to time: a rate of 0 would read as a harness that cannot call at all
+        raise RuntimeError("the endpoint saw no question request: the stage decided everything without it")
     return n, n / max(1e-9, s["last_at"] - s["first_at"])
 
 
@@ -134,7 +136,9 @@ def stage_rate(folder: str, dataset: str, delay_s: float, workers: int, stage: s
         else:
             runs = os.path.join(folder, "judge-input.jsonl")
             if not os.path.exists(runs):  # answers to grade, made once with the same endpoint
-                subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "none", "--out", runs],
+                # oracle's: the endpoint answers with a memory line, which only the judge can grade;
+                # none's "I don't know" to an answerable question is decided by the rules alone.
+                subprocess.run([sys.executable, "run.py", "--config", cfg, "--backend", "oracle", "--out", runs],
                                cwd=ROOT, env=env, check=True, capture_output=True)
             requests.post(ep.url + "/_control", json={"script": []}, timeout=10)
             ep.stop()
