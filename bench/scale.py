@@ -153,7 +153,7 @@ def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
     t_load = time.perf_counter()
     backend = load_backend(system, cfg)
     load_s = time.perf_counter() - t_load
-    ingest_s, turns, n_cases, searches, search_cpu, found = 0.0, 0, 0, [], [], 0
+    ingest_s, turns, n_cases, searches, search_cpu, found, with_evidence = 0.0, 0, 0, [], [], 0, 0
     largest = 0
     cpu0, wall0 = time.process_time(), time.perf_counter()
     for case in cases:
@@ -175,7 +175,11 @@ def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
             c1, t1 = time.thread_time(), time.perf_counter()
             searches.append((t1 - t0) * 1000)
             search_cpu.append((c1 - c0) * 1000)
-            found += bool(set(q["evidence"]) & {i for h in hits for i in h.source_ids})
+            # As score.py's recall counts: a question without evidence (LoCoMo keeps four) is
+            # searched and timed, but neither found nor missed.
+            if q["evidence"]:
+                with_evidence += 1
+                found += not set(q["evidence"]).isdisjoint(i for h in hits for i in h.source_ids)
         backend.reset(ns)
         n_cases += 1
     wall = time.perf_counter() - wall0
@@ -183,7 +187,7 @@ def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
     return {"system": system, "version": backend.version, "cases": n_cases, "turns": turns,
             "largest_namespace": largest, "load_s": round(load_s, 2), "ingest_s": round(ingest_s, 2),
             "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
-            "search_ms": searches, "search_cpu_ms": search_cpu, "evidence_at_k": round(found / len(searches), 3),
+            "search_ms": searches, "search_cpu_ms": search_cpu, "evidence_at_k": round(found / with_evidence, 3) if with_evidence else None,
             "pass_s": round(wall, 1), "cpu_s": round(time.process_time() - cpu0, 1),
             "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -295,10 +299,11 @@ def row(r: dict, project: bool) -> str:
         turns = r["turns"] / r["cases"] * LME_S_CASES
         projected = f" (500 cases, ~{turns:,.0f} turns: ~{turns / r['ingest_turns_per_s'] / 60:.0f} min)"
     cache = "" if r["cache_hits"] is None else f"  cache {r['cache_hits']} hits / {r['cache_misses']} misses"
+    evidence = "n/a (no question has evidence)" if r["evidence_at_k"] is None else f"{r['evidence_at_k']:.3f}"
     return (f"{r['system']:<16} {r['cases']:>4} cases {r['turns']:>7,} turns  ingest {r['ingest_s']:>8.1f} s "
             f"({r['ingest_turns_per_s']:>9,.1f} turns/s){projected}  search p50 {r['search_p50_ms']:.2f} ms "
             f"p95 {r['search_p95_ms']:.2f} ms (cpu {r['search_cpu_p50_ms']:.2f} / {r['search_cpu_p95_ms']:.2f})  peak {r['peak_rss_mb']:,.0f} MB  pass {r['pass_s']:.1f} s "
-            f"cpu {r['cpu_s']:.1f} s  evidence@k {r['evidence_at_k']:.3f}{cache}  load {r['load_after']}  "
+            f"cpu {r['cpu_s']:.1f} s  evidence@k {evidence}{cache}  load {r['load_after']}  "
             f"[{r['version']}]")
 
 
