@@ -2275,7 +2275,9 @@ def check_case_v2(case: dict) -> list[str]:
                 bad(f"the near miss {meta['near_miss']} is never said")
         elif derivation is None or derivation["op"] == "join":
             parts = derivation["parts"] if derivation else [gold]
-            if not all(any(_states(t, p) for t in texts) for p in parts):
+            if " ".join(parts) != gold:
+                bad(f"the gold is not its parts {parts} joined")
+            elif not all(any(_states(t, p) for t in texts) for p in parts):
                 bad("the gold is not stated by its evidence")
         elif derivation["op"] == "sum":
             a, b = derivation["values"]

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections import Counter
-from datetime import date
+from datetime import date, datetime, timedelta
 
 import pytest
 
@@ -199,6 +199,48 @@ def test_the_check_names_a_spoiled_question(fixture: list[dict], spoil, message:
     q = next(q for q in case["questions"] if q["meta"]["kind"] == "paraphrase")
     spoil(q)
     assert any(message in p and q["qid"] in p for p in mc.check_case_v2(case))
+
+
+def wrong_gold(q: dict) -> str:
+    """A wrong gold a careless edit could leave: the next count or date, another service of the
+    same sequence, the value an update replaced; else a value nothing states."""
+    derivation, gold = q["meta"].get("derivation"), q["gold_answer"]  # derivation: computed golds only
+    op = derivation["op"] if derivation else None
+    if op == "order":
+        return next(s for s in derivation["sequence"] if s != gold)
+    if op in ("count", "sum"):
+        return str(int(gold) + 1)
+    if op == "days_between":
+        return f"{int(gold.split()[0]) + 1} days"
+    if op in ("relative_date", "date_plus"):
+        return mc.month_day(datetime.strptime(f"{gold} 2024", "%B %d %Y").date() + timedelta(days=1))
+    if q["meta"].get("outdated_answers"):
+        return q["meta"]["outdated_answers"][0]
+    return "zz-404"
+
+
+@pytest.mark.parametrize("kind", [k for k in mc.V2_KINDS if k != "near_miss"])
+def test_the_check_refuses_a_wrong_gold_of_every_kind(fixture: list[dict], bundled: list[dict], kind: str) -> None:
+    """Every answerable question of the kind, in the fixture and the first bundled cases (the
+    fixture's forgetting questions are all retractions, which have no gold to get wrong)."""
+    spoiled = 0
+    for case in fixture + bundled[:6]:
+        for q in case["questions"]:
+            if q["meta"]["kind"] != kind or q["type"] == "abstention":
+                continue
+            bad = copy.deepcopy(case)
+            target = next(b for b in bad["questions"] if b["qid"] == q["qid"])
+            target["gold_answer"] = wrong_gold(q)
+            assert any(q["qid"] in p for p in mc.check_case_v2(bad)), (q["qid"], target["gold_answer"])
+            spoiled += 1
+    assert spoiled
+
+
+def test_the_check_refuses_a_near_miss_that_was_said(fixture: list[dict]) -> None:
+    case = copy.deepcopy(fixture[0])
+    q = next(q for q in case["questions"] if q["meta"]["kind"] == "near_miss")
+    q["meta"]["never_said"] = q["meta"]["near_miss"]
+    assert any("so this is no near miss" in p and q["qid"] in p for p in mc.check_case_v2(case))
 
 
 def test_the_check_refuses_a_distractor_equal_to_the_gold_and_an_unmarked_retraction(fixture: list[dict]) -> None:
