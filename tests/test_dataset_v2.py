@@ -176,8 +176,13 @@ def test_near_misses_ask_about_something_never_said_beside_something_said(fixtur
         assert any(all(mc._states(t, w) for w in q["meta"]["near_miss"]) for t in texts)
 
 
-def test_forgetting_marks_the_retracted_turn_for_staleness_and_contradiction(fixture: list[dict]) -> None:
-    for case, q in questions(fixture, "forgetting"):
+def test_forgetting_marks_the_retracted_turn_for_staleness_and_contradiction(fixture: list[dict],
+                                                                               bundled: list[dict]) -> None:
+    """On the fixture and the first bundled cases: the fixture's six forgetting questions are all
+    retractions, and a correction (an owner corrected, answerable) must be seen too."""
+    seen = set()
+    for case, q in questions(fixture + bundled[:6], "forgetting"):
+        seen.add(q["type"])
         ids = turns(case)
         meta = q["meta"]
         (retracted,) = meta["superseded_evidence"]
@@ -185,6 +190,7 @@ def test_forgetting_marks_the_retracted_turn_for_staleness_and_contradiction(fix
         assert session_of(retracted) < session_of(meta["retraction"])
         assert any(mc._states(ids[retracted]["text"], o) for o in meta["outdated_answers"])
         assert q["gold_answer"] == mc.IDK if q["type"] == "abstention" else q["evidence"] == [meta["retraction"]]
+    assert seen == {"abstention", "knowledge_update"}
 
 
 # -- the check can fail ------------------------------------------------------------------------
