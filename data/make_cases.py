@@ -1493,7 +1493,6 @@ DURATION_START = ("started the {svc} {e} today.", "kicked off the {svc} {e} this
 DURATION_END = ("the {svc} {e} finished today.", "the {svc} {e} is done as of today.")
 DURATION_ASK = ("How many days did the {e} for {svc} take from start to finish?",
                 "How long, in days, did the {e} of {svc} run?")
-ORDER_ASK = "On which service did we run the {e} just before the one on {svc}?"
 
 # Near-duplicates: one service in two regions, two people with one surname.
 TWIN_SAY = {"release": ("{svc} in {r} is on {v}.", "the {r} deployment of {svc} runs {v}."),
