@@ -2373,12 +2373,15 @@ def make_split_v2(n_cases: int, seed: int, dev: bool) -> list[dict]:
         case_id = f"{'hdev' if dev else 'hd'}{i:03d}"
         kinds = rng.sample(V2_KINDS, len(V2_KINDS))
         case = HardCase(random.Random(rng.random()), case_id, pools, kinds).build()
+        # Raised, not asserted: `python -O` drops asserts, and --check must run these checks.
         problems = check_case_v2(case)
-        assert not problems, problems
+        if problems:
+            raise RuntimeError(f"{case_id}: the generator made a case its own checks refuse: " + "; ".join(problems))
         cases.append(case)
     rates = guess_rate(cases)
     too_high = {t: round(v, 3) for t, v in rates.items() if v > guess_max(t)}
-    assert not too_high, f"plausible guesses get these types right too often: {too_high}"
+    if too_high:
+        raise RuntimeError(f"plausible guesses get these types right too often: {too_high}")
     return cases
 
 

@@ -262,5 +262,11 @@ def test_the_check_refuses_a_distractor_equal_to_the_gold_and_an_unmarked_retrac
     assert any("is not marked retracted_by" in p and forgot["qid"] in p for p in problems)
 
 
+def test_the_generator_refuses_to_write_a_case_its_checks_refuse(monkeypatch) -> None:
+    monkeypatch.setattr(mc, "check_case_v2", lambda case: ["hd001q1 (paraphrase): spoiled"])
+    with pytest.raises(RuntimeError, match="hd001: the generator made a case its own checks refuse: hd001q1"):
+        mc.make_split_v2(1, seed=99, dev=False)
+
+
 def test_the_generator_is_deterministic() -> None:
     assert mc.render(mc.make_split_v2(2, seed=99, dev=True)) == mc.render(mc.make_split_v2(2, seed=99, dev=True))
