@@ -812,16 +812,19 @@ def rule_errors(items: list[dict], with_judge: bool) -> dict:
 
 
 # The labelled sets (issue "The instrument checks itself", "Judge calibration"; issue
-# "Verdicts that hold out of sample"): real questions with answers of known kinds, in two
-# sets: the tuning set (data/calibration.jsonl), which the rules were tuned on, and the
-# held-out set (data/heldout.jsonl), written by someone who never read the rules, on which
-# they were measured once. Known-right kinds are what a too-strict grader rejects, known-wrong
-# kinds what a too-lenient one accepts.
+# "Verdicts that hold out of sample"): real questions with answers of known kinds. The tuning
+# sets, which the rules were tuned on: data/calibration.jsonl, and data/tuning2.jsonl, written
+# by someone who never read the rules, aimed at full-sentence answers and the wrong answers
+# that look like them (an outdated value inside a sentence, a wrong detail beside the gold, a
+# guess after a decline). The held-out set (data/heldout.jsonl), written by someone who never
+# read the rules, on which they are measured once. Known-right kinds are what a too-strict
+# grader rejects, known-wrong kinds what a too-lenient one accepts.
 RIGHT_KINDS = ("verbose", "paraphrase", "number_form", "date_format", "other_script", "restated_question",
                "exact_form", "abstain_unanswerable")
 WRONG_KINDS = ("other_value", "outdated", "vague", "hedge", "beside_other", "confident_unanswerable",
                "guess_unanswerable", "abstain_answerable", "near_miss_symbol", "wrong_year", "extra_candidate",
-               "question_form", "negation", "partial_list")
+               "question_form", "negation", "partial_list", "outdated_in_sentence", "wrong_detail",
+               "guess_after_decline")
 CALIBRATION_FIELDS = {"id": str, "qid": str, "type": str, "question": str, "gold_answer": str, "meta": dict,
                       "answer": str, "label": str, "kind": str}
 
@@ -856,8 +859,9 @@ def load_calibration(path: str) -> list[dict]:
         if obj["label"] != expected:
             raise InputError(f"{where}: field 'label' is {obj['label']!r}, but kind {obj['kind']!r} "
                              f"is labelled {expected!r}")
-        if obj["kind"] == "outdated" and not obj["meta"].get("outdated_answers"):  # optional in meta
-            raise InputError(f"{where}: field 'meta' needs outdated_answers for kind 'outdated'")
+        if obj["kind"] in ("outdated", "outdated_in_sentence") and not obj["meta"].get("outdated_answers"):
+            # optional in meta, required for these kinds
+            raise InputError(f"{where}: field 'meta' needs outdated_answers for kind {obj['kind']!r}")
         if obj["id"] in seen:
             raise InputError(f"{where}: field 'id' {obj['id']!r} was already used on line {seen[obj['id']]}")
         seen[obj["id"]] = lineno

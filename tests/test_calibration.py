@@ -1,7 +1,9 @@
-"""The judge calibration set (data/calibration.jsonl, issue "The instrument checks itself"):
-the file is what its generator writes, its questions are real ones from the bundled data, bad
-lines are refused naming path:line and the field, and the rates and kappa match hand-computed
-fixtures. Run with -s to see the rule layer's rates on the set."""
+"""The judge calibration set (data/calibration.jsonl, issue "The instrument checks itself") and
+the second tuning set (data/tuning2.jsonl, written by hand): the first file is what its
+generator writes, the second is data; their questions are real ones from the bundled data (the
+second's besides a few of its own), bad lines are refused naming path:line and the field, and
+the rates and kappa match hand-computed fixtures. Run with -s to see the rule layer's rates on
+each set."""
 from __future__ import annotations
 
 import json
@@ -18,6 +20,7 @@ from grading import (RIGHT_KINDS, WRONG_KINDS, calibration_rates, cohen_kappa, l
 from interface import InputError, read_jsonl  # noqa: E402
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
+TUNING2 = os.path.join(ROOT, "data", "tuning2.jsonl")
 BUNDLED_TYPES = {"single_hop", "multi_hop", "temporal", "knowledge_update", "abstention", "preference"}
 
 
@@ -26,17 +29,37 @@ def test_calibration_file_is_exactly_what_its_generator_writes():
     assert make_calibration.main(["--check"]) == 0
 
 
-def test_calibration_set_uses_real_questions_of_every_bundled_type_and_every_kind():
+def bundled_questions() -> dict[str, dict]:
+    return {q["qid"]: q for name in ("dev.jsonl", "cases.jsonl")
+            for _, case in read_jsonl(os.path.join(ROOT, "data", name)) for q in case["questions"]}
+
+
+def test_calibration_set_uses_real_questions_of_every_bundled_type():
     items = load_calibration(CALIBRATION)
     assert len(items) >= 400
     assert {i["type"] for i in items} == BUNDLED_TYPES
-    assert {i["kind"] for i in items} == set(RIGHT_KINDS + WRONG_KINDS)
-    questions = {q["qid"]: q for name in ("dev.jsonl", "cases.jsonl")
-                 for _, case in read_jsonl(os.path.join(ROOT, "data", name)) for q in case["questions"]}
+    questions = bundled_questions()
     for item in items:
         q = questions[item["qid"]]
         assert (item["type"], item["question"], item["gold_answer"], item["meta"]) == \
                (q["type"], q["question"], q["gold_answer"], q["meta"]), item["id"]
+
+
+def test_second_tuning_set_copies_the_bundled_questions_it_uses():
+    items = load_calibration(TUNING2)
+    assert len(items) >= 500 and {i["type"] for i in items} == BUNDLED_TYPES
+    questions = bundled_questions()
+    bundled = [i for i in items if i["qid"] in questions]
+    assert len(bundled) >= 0.8 * len(items)  # the rest are its writer's own questions
+    for item in bundled:
+        q = questions[item["qid"]]
+        assert (item["type"], item["question"], item["gold_answer"], item["meta"]) == \
+               (q["type"], q["question"], q["gold_answer"], q["meta"]), item["id"]
+
+
+def test_the_tuning_sets_together_have_every_kind():
+    kinds = {i["kind"] for path in (CALIBRATION, TUNING2) for i in load_calibration(path)}
+    assert kinds == set(RIGHT_KINDS + WRONG_KINDS)
 
 
 GOOD = {"id": "c1", "qid": "mb001q2", "type": "preference", "question": "Which config file format does the user prefer?",
@@ -50,6 +73,7 @@ GOOD = {"id": "c1", "qid": "mb001q2", "type": "preference", "question": "Which c
     ({"type": "trivia"}, "type"),
     ({"kind": "hedge"}, "label"),                 # a known-wrong kind labelled correct
     ({"kind": "outdated", "label": "incorrect"}, "meta"),  # outdated needs meta.outdated_answers
+    ({"kind": "outdated_in_sentence", "label": "incorrect"}, "meta"),
     ({"meta": []}, "meta"),
     ({"answer": " "}, "answer"),
     ({"note": "x"}, "note"),
@@ -111,15 +135,16 @@ def test_calibration_rates_refuse_a_missing_verdict():
         calibration_rates([{"kind": "verbose", "label": "correct"}], [None])
 
 
+@pytest.mark.parametrize("path", [CALIBRATION, TUNING2])
 @pytest.mark.parametrize("with_judge", [False, True])
-def test_rules_never_accept_a_known_wrong_calibration_answer(with_judge):
-    items = load_calibration(CALIBRATION)
+def test_rules_never_accept_a_known_wrong_calibration_answer(path, with_judge):
+    items = load_calibration(path)
     accepted = [i["id"] for i in items if i["label"] == "incorrect" and rules_verdict(i, with_judge) == "correct"]
     assert accepted == []
     if not with_judge:
         rates = calibration_rates(items, [rules_verdict(i, False) for i in items])
         o = rates["overall"]
-        print(f"\nrules only on {o['n']} calibration items: false accepts {o['false_accepts']}/{o['known_wrong']}, "
+        print(f"\nrules only on {o['n']} items of {os.path.basename(path)}: false accepts {o['false_accepts']}/{o['known_wrong']}, "
               f"false rejects {o['false_rejects']}/{o['known_right']}, kappa {rates['kappa']:.3f}")
         for kind, r in rates["by_kind"].items():
             rate = r["false_accept_rate"] if kind in WRONG_KINDS else r["false_reject_rate"]
