@@ -1,6 +1,7 @@
 """The deterministic grading layers: numbers, dates, punctuation, Unicode (Cyrillic included),
-symbols and case that carry meaning, abstention both ways, hedged answers, answers put as
-questions, other candidates, and the judge's JSON parsing (its optional reason included)."""
+symbols and case that carry meaning, abstention both ways and in many phrasings, hedged
+answers, answers put as questions, other candidates, the question restated around the gold
+(and turned around), and the judge's JSON parsing (its optional reason included)."""
 from __future__ import annotations
 
 import pytest
@@ -105,6 +106,35 @@ def test_answer_naming_the_outdated_value_too_is_undecided():
 def test_abstention_declining_is_correct(answer):
     record = rec("I don't know", answer, "abstention", question="Which Redis version does billing use?")
     assert rules_only(record) in (("correct", "abstention"), ("correct", "exact"))
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Which incident ticket tracks the ferrule-ci outage?", "No incident ticket for a ferrule-ci outage was ever mentioned."),
+    ("Which engineer is responsible for marl-notifier?",
+     "Nobody in the conversation was named as responsible for marl-notifier."),
+    ("What version of CockroachDB is cinder-logs on?", "Nothing about cinder-logs running CockroachDB was mentioned."),
+    ("When is the fathom-index freeze lifted?", "No fathom-index freeze appears in the conversation."),
+    ("Which port does marl-notifier listen on?", "The marl-notifier port hasn't come up in our conversation."),
+    ("What version of MySQL is marl-notifier on?", "marl-notifier's MySQL version isn't in any of the notes."),
+    ("Which MariaDB version does thistle-cdn run?", "That's not something the conversation covers."),
+    ("Who owns ledger-sync?", "I don't know who owns ledger-sync; it never came up."),
+    ("Which programming language does the user want code examples in?",
+     "The user hasn't mentioned a preferred language for code examples."),
+    ("When does the moth-scheduler change freeze end?",
+     "I went through our conversations and that was never mentioned, so I can't say."),
+])
+def test_abstention_declining_in_other_words_is_correct(question, answer):
+    assert rules_only(rec("I don't know", answer, "abstention", question=question)) == ("correct", "abstention")
+
+
+@pytest.mark.parametrize("answer", ["No Redis version for billing was mentioned besides 7.2.",
+                                    "Nothing but Redis 6 was mentioned.",
+                                    "Billing's Redis version hasn't come up; it's probably 7.",
+                                    "Nobody said which version, but billing likely runs Redis 7.",
+                                    "Billing doesn't use Redis, as mentioned."])
+def test_abstention_that_still_names_a_value_is_not_correct(answer):
+    record = rec("I don't know", answer, "abstention", question="Which Redis version does billing use?")
+    assert rules_only(record) is None
 
 
 def test_abstention_with_a_made_up_fact_is_not_correct():
@@ -352,8 +382,11 @@ def test_contains_accepts_no_added_date_part(answer):
     ("Which cache replaced memcached for billing?", "redis", "memcached replaced redis for billing"),
     ("Which team took over billing from the data team?", "the platform team",
      "The data team took over billing from the platform team"),
-    ("Which cluster runs mica-3?", "pike-6", "pike-6 runs mica-3"),
-    ("How many days after the 2 outages did the fix ship?", "7 days", "7 days after the 2 outages"),
+    ("Which cluster runs mica-3?", "pike-6", "mica-3 runs pike-6"),
+    ("How many days after the 2 outages did the fix ship?", "7 days", "7 days after the 3 outages"),
+    ("Who owns the service whose freeze starts on March 3?", "Halima Kovalenko",
+     "Halima Kovalenko owns the service whose freeze starts on March 4."),
+    ("Which cloud region hosts the EU tenants?", "eu-west-1", "The US tenants are hosted in eu-west-1."),
 ])
 def test_contains_accepts_no_other_candidate_anywhere(question, gold, answer):
     assert rules_only(rec(gold, answer, question=question)) is None
@@ -376,6 +409,78 @@ def test_contains_accepts_no_answer_put_as_a_question(answer):
     ("How long ago did we finish the load test for ulmus-graph?", "51 days",
      "We finished the load test for ulmus-graph 51 days ago."),
     ("Which cache replaced memcached for billing?", "redis", "redis replaced memcached for billing."),
+    # The question's names, numbers and identifiers, in the words the question puts around them.
+    ("Which cluster runs mica-3?", "pike-6", "pike-6 runs mica-3"),
+    ("How many days after the 2 outages did the fix ship?", "7 days", "7 days after the 2 outages"),
+    ("Which diagram tool does Priya Lachance prefer?", "Excalidraw", "Priya Lachance prefers Excalidraw."),
+    ("Who owns the service whose freeze starts on March 3?", "Halima Kovalenko",
+     "The service whose freeze starts on March 3 is owned by Halima Kovalenko."),
+    ("Who took over ledger-sync from Mira Okafor?", "Tariq Mbeki", "Tariq Mbeki took over ledger-sync from Mira Okafor."),
+    ("As of today, how many days remain before we must collect the SOC 2 evidence for whelk-media?", "14 days",
+     "14 days remain before we must collect the SOC 2 evidence for whelk-media."),
+    ("Who is the release manager for the Q3 launch?", "Priya Raman", "Priya Raman is the release manager for the Q3 launch."),
+    ("Which cloud region hosts the EU tenants?", "eu-west-1", "The EU tenants are hosted in eu-west-1."),
+    ("Which version of mica-3 is live in production?", "8.23.17", "mica-3 8.23.17 is live in production."),
+    ("How many days passed between the lantern-cache outage and its fix shipping?", "32 days",
+     "32 days passed between the lantern-cache outage and its fix shipping."),
+    ("How much does the Pro plan cost per month?", "$49", "The Pro plan costs $49 per month."),
+    # A question that asks whose is answered with the possessive.
+    ("Whose service went down in INC-7395?", "Priya Lachance", "Priya Lachance's service went down in INC-7395."),
+    ("Whose service is sable-export?", "Kasia Thorne", "sable-export is Kasia Thorne’s service."),
 ])
 def test_contains_accepts_the_question_restated_around_the_gold(question, gold, answer):
     assert rules_only(rec(gold, answer, question=question)) == ("correct", "contains")
+
+
+# Restating the question is not copying its words: the roles they give the values count.
+@pytest.mark.parametrize("question, gold, answer", [
+    ("Which Kafka version replaced Kafka 3.6?", "Kafka 3.7", "Kafka 3.6 replaced Kafka 3.7."),
+    ("Who replaced Mira Okafor as owner?", "Tariq Mbeki", "Tariq Mbeki was replaced by Mira Okafor as owner."),
+    ("Which cache replaced memcached for billing?", "redis", "redis was replaced by memcached for billing."),
+    ("Who manages Daniel Okoro?", "Elena Voss", "Daniel Okoro manages Elena Voss."),
+    ("Who manages Daniel Okoro?", "Elena Voss", "Elena Voss is managed by Daniel Okoro."),
+    ("Who reports to Mira Okafor?", "Tariq Mbeki", "Mira Okafor reports to Tariq Mbeki."),
+    ("Who owned billing before Mira Okafor?", "Tariq Mbeki", "Mira Okafor owned billing before Tariq Mbeki."),
+    ("Which diagram tool does Priya Lachance prefer?", "Excalidraw", "Tariq Mbeki prefers Excalidraw."),
+    ("Which service does not use Postgres?", "billing", "Billing uses Postgres."),
+    ("Who is the manager of billing?", "Mira Okafor", "Mira Okafor's manager."),
+    ("Who is the release manager for the Q3 launch?", "Priya Raman", "Priya Raman was the release manager for the Q3 launch."),
+    ("Who is the release manager for the Q3 launch?", "Priya Raman", "Priya Raman is the release manager for the Q4 launch."),
+    ("Whose service went down in INC-7395?", "Priya Lachance", "Priya Lachance's service went down in INC-7396."),
+])
+def test_contains_accepts_no_restatement_that_turns_the_question_around(question, gold, answer):
+    assert rules_only(rec(gold, answer, question=question)) is None
+
+
+def test_contains_accepts_the_year_of_a_date_only_from_the_question():
+    offsite = "When is the Berlin offsite scheduled in 2026?"
+    for answer in ("22 June 2026.", "The Berlin offsite is scheduled for 2026-06-22.", "June 22, 2026"):
+        assert rules_only(rec("June 22", answer, "temporal", question=offsite)) == ("correct", "contains"), answer
+    for answer in ("June 22, 2025.", "22 June 2027"):
+        assert rules_only(rec("June 22", answer, "temporal", question=offsite)) is None, answer
+    roadmap = "What date was the 2025 roadmap approved?"  # a year the question names, not the date's
+    assert rules_only(rec("December 3", "December 3, 2025", "temporal", question=roadmap)) is None
+
+
+@pytest.mark.parametrize("question, gold, answer", [
+    ("Which team handles laptop provisioning for new hires?", "IT", "IT, per the onboarding notes."),
+    ("Which version of quill-render is live in production?", "8.3.6", "8.3.6, according to the deploy history."),
+    ("Which programming language does the user want code examples in?", "Rust", "Rust — that's what they asked for."),
+    ("How long ago did we finish the load test for ulmus-graph?", "51 days", "51 days ago — the notes are in the wiki."),
+])
+def test_contains_accepts_a_part_that_says_where_the_answer_comes_from(question, gold, answer):
+    assert rules_only(rec(gold, answer, question=question)) == ("correct", "contains")
+
+
+@pytest.mark.parametrize("question, gold, answer", [
+    ("What is the annual budget for the observability tooling?", "€120,000", "€120,000, per month."),
+    ("Which team owns billing?", "Platform", "Platform, per Mira."),
+    ("Which diagram tool does the user prefer?", "D2", "D2, per the old notes."),
+    ("Which diagram tool does the user prefer?", "D2", "D2, according to the wiki from 2022."),
+    ("What was the root cause when vellum-search went down?", "stale-lock-buster",
+     "stale-lock-buster, which was leaking connections as a sidecar."),
+    ("What was the root cause when vellum-search went down?", "stale-lock-buster",
+     "stale-lock-buster, which was running twice in parallel."),  # right, but no rule can tell
+])
+def test_contains_accepts_no_other_detail_beside_the_gold(question, gold, answer):
+    assert rules_only(rec(gold, answer, question=question)) is None
