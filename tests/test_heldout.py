@@ -17,13 +17,15 @@ from grading import RIGHT_KINDS, WRONG_KINDS, load_calibration, rule_errors
 from interface import read_jsonl
 
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
-TUNING = (os.path.join(ROOT, "data", "calibration.jsonl"), os.path.join(ROOT, "tests", "data", "rule_labels.jsonl"))
-# Rules-only errors recorded when the held-out set was first measured (rules 9e13eb79a2ed):
-# 0 false accepts of 216 known-wrong answers, 94 false rejects of 186 known-right ones.
-HELDOUT_RECORDED = {"false_accepts": 0, "false_rejects": 94}
-# The tuning set's at the same rules, for the message: 0/259 and 37/183 (calibration.jsonl),
-# 0/93 and 16/68 (rule_labels.jsonl).
-TUNING_RECORDED = {"false_accepts": 0, "false_rejects": 37 + 16}
+TUNING = (os.path.join(ROOT, "data", "calibration.jsonl"), os.path.join(ROOT, "data", "tuning2.jsonl"),
+          os.path.join(ROOT, "tests", "data", "rule_labels.jsonl"))
+# Rules-only errors recorded when the held-out set was measured, once, after the rules were
+# frozen (rules 78ffbee88ae9): 0 false accepts of 216 known-wrong answers, 77 false rejects of
+# 186 known-right ones.
+HELDOUT_RECORDED = {"false_accepts": 0, "false_rejects": 77}
+# The tuning sets' at the same rules, for the message: 0/259 and 18/183 (calibration.jsonl),
+# 0/227 and 81/365 (tuning2.jsonl), 0/93 and 15/68 (rule_labels.jsonl).
+TUNING_RECORDED = {"false_accepts": 0, "false_rejects": 18 + 81 + 15}
 REGRESSION = ("grading.py makes more {what} on the held-out set (data/heldout.jsonl) than recorded: {now} > {then} "
               "(the tuning set: {tuning_now} now, {tuning_then} recorded). A change to the rules that lowers the "
               "tuning set's errors and raises the held-out set's is a regression: it was fitted to the answers it "
@@ -32,7 +34,7 @@ REGRESSION = ("grading.py makes more {what} on the held-out set (data/heldout.js
 
 
 def tuning_items() -> list[dict]:
-    return load_calibration(TUNING[0]) + [obj for _, obj in read_jsonl(TUNING[1])]
+    return load_calibration(TUNING[0]) + load_calibration(TUNING[1]) + [obj for _, obj in read_jsonl(TUNING[2])]
 
 
 def test_heldout_set_is_large_and_covers_every_kind_it_names():
