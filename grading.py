@@ -218,6 +218,10 @@ def _words(text: str) -> tuple[Word, ...]:
         form, fold = _cased(token.replace("–", "-"))
         if fold in NUMBER_WORDS:
             form = fold = NUMBER_WORDS[fold]
+        # Punctuation between two glued numbers is part of the value: "2/3", "2-3", "10:30" and
+        # "10/30" are four values, so the second number keeps what joins it to the first.
+        if glued and sep and out and out[-1].fold[-1:].isdigit() and token[:1].isdigit():
+            form, fold = sep + form, sep + fold
         # "twenty one" / "twenty-one" -> 21; digits as written ("20 1") stay apart.
         if previous in TENS_WORDS and m.group().casefold() in UNIT_WORDS:
             total = str(int(out[-1].fold) + int(fold))

@@ -151,8 +151,8 @@ def test_verdict_normalization_writes_dates_numbers_and_unicode_one_way():
     assert verdict_normalize("Ёлка, три!") == "елка три"
     assert verdict_normalize("Twenty-one days") == verdict_normalize("twenty one days") == "21 days"
     assert verdict_normalize("20 1") == "20 1"  # digits are left as written
-    assert verdict_normalize("-5, 16 %, 1.5 and 3/7; Kafka 3.7.1") == "-5 16% 1.5 and 3 7 kafka 3.7.1"
-    assert verdict_normalize("pike-6, 3-5 days, 16gb") == "pike 6 3 5 days 16gb"  # a hyphen after a word is no sign
+    assert verdict_normalize("-5, 16 %, 1.5 and 3/7; Kafka 3.7.1") == "-5 16% 1.5 and 3 /7 kafka 3.7.1"
+    assert verdict_normalize("pike-6, 3-5 days, 16gb") == "pike 6 3 -5 days 16gb"  # a hyphen after a word is no sign; between numbers it is part of the value
     assert "may" in verdict_normalize("It may rain").split()  # the modal verb is not a month
 
 
@@ -484,3 +484,13 @@ def test_contains_accepts_a_part_that_says_where_the_answer_comes_from(question,
 ])
 def test_contains_accepts_no_other_detail_beside_the_gold(question, gold, answer):
     assert rules_only(rec(gold, answer, question=question)) is None
+
+
+@pytest.mark.parametrize("gold,answer", [("2/3", "2-3"), ("10:30", "10/30"), ("3/4 cup", "3-4 cup"),
+                                         ("1:2", "It's 1-2.")])
+def test_what_joins_two_numbers_is_part_of_the_value(gold, answer):
+    record = {"question": "What is it?", "gold_answer": gold, "answer": answer, "type": "single_hop", "meta": {}}
+    # not `exact` before a judge, and not `contains` without one: another value, not the gold
+    assert deterministic(record, with_judge=True) is None
+    assert deterministic(record, with_judge=False) is None
+    assert deterministic({**record, "answer": gold}, with_judge=True) == ("correct", "exact")
