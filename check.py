@@ -19,13 +19,13 @@ Checks, in order:
                bounded the context)
   controls     what the controls were given: `none` an empty context, `oracle` exactly the gold
                evidence in order (FAIL naming the file:line otherwise); `none` at most
-               checks.none_max on every answerable type (else its golds can be guessed: the
-               questions are listed); `oracle` at least checks.oracle_min on every type (its wrong
-               answers listed by type); every real system between the two on answerable
-               questions (above the oracle: audit the evidence labels); no real system above the
-               oracle on an answerable type by a paired interval that excludes 0 (FAIL naming the
-               type: a system cannot know more than the evidence unless it leaks), unless
-               checks.above_oracle says why that system may
+               checks.none_max on the answerable questions of every type (else its golds can be
+               guessed: the questions are listed); `oracle` at least checks.oracle_min on all the
+               questions of every type (its wrong answers listed by type); every real system
+               between the two on answerable questions (above the oracle: audit the evidence
+               labels); no real system above the oracle on an answerable type by a paired interval
+               that excludes 0 (FAIL naming the type: a system cannot know more than the evidence
+               unless it leaks), unless checks.above_oracle says why that system may
   determinism  --rerun FILE, a second run of a backend (run.py --retrieval-only is enough): the
                share of questions whose retrieved ids differ, which must be 0 for the controls,
                checks.deterministic_backends and every system whose records say it declares
@@ -316,8 +316,10 @@ def type_line(types: dict, limits: dict, word: str) -> str:
 
 
 def check_none(label: str, system: dict, pairs: list, settings: dict) -> dict:
-    """`none` low on every answerable type; the questions it gets right are guessable."""
-    types = {t: {"n": x["n"], "accuracy": x["accuracy"]} for t, x in system["by_type"].items() if x["answerable_n"]}
+    """`none` low on the answerable questions of every type; the questions it gets right are
+    guessable. A type's unanswerable questions are left out: declining them needs no memory."""
+    types = {t: {"n": x["answerable_n"], "accuracy": x["answerable_accuracy"]} for t, x in system["by_type"].items()
+             if x["answerable_n"]}
     limits = {t: limit_for(settings, "none_max", t) for t in types}
     high = [t for t, x in types.items() if x["accuracy"] > limits[t]]
     guessed = [answer_item(r, v) for r, v in pairs if v["verdict"] == "correct" and is_answerable(r)]
@@ -334,7 +336,9 @@ def check_none(label: str, system: dict, pairs: list, settings: dict) -> dict:
 
 
 def check_oracle(label: str, system: dict, pairs: list, settings: dict) -> dict:
-    """`oracle` high on every type; its wrong answers listed by type."""
+    """`oracle` high on every type, over all of the type's questions: given exactly the evidence
+    (none for an unanswerable question), it must answer the answerable ones and decline the
+    others; its wrong answers listed by type."""
     types = {t: {"n": x["n"], "accuracy": x["accuracy"]} for t, x in system["by_type"].items()}
     limits = {t: limit_for(settings, "oracle_min", t) for t in types}
     low = [t for t, x in types.items() if x["accuracy"] < limits[t]]

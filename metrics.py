@@ -311,10 +311,14 @@ def answer_metrics(rows: list[dict]) -> dict:
 
 def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
     """Per question type, the same functions on the type's questions: accuracy, EM and F1 (on
-    all of the type: an unanswerable type is its own abstention score), retrieval and keyword
-    recall, staleness and contradiction, and how many of its records are answerable (a type
-    none of whose questions is answerable is shown apart). Write precision is per stored item,
-    not per type."""
+    all of the type: an unanswerable type is its own abstention score), accuracy on the type's
+    answerable questions alone, retrieval and keyword recall, staleness and contradiction, and
+    how many of its records are answerable (a type none of whose questions is answerable is
+    shown apart). Write precision is per stored item, not per type.
+
+    A type may mix answerable questions with unanswerable ones (an importer's meta.abstention),
+    so the `none` control's limit reads answerable_accuracy: declining an unanswerable question
+    is right with no memory, and counting it would let guessable golds pass or good ones fail."""
     groups: dict = defaultdict(list)
     for r, x in zip(recs, rows):
         groups[x["type"]].append((r, x))
@@ -326,6 +330,7 @@ def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
                   "answerable_n": len({x["qid"] for x in trows if x["answerable"]}),
                   "accuracy": mean([x["correct"] for x in graded]),
                   "accuracy_note": None if graded else "not measured: a retrieval-only run (no answers)",
+                  "answerable_accuracy": mean([x["correct"] for x in graded if x["answerable"]]),
                   "exact_match": mean([x["exact_match"] for x in graded]),
                   "token_f1": mean([x["token_f1"] for x in graded]),
                   **recall_metrics(trecs), **rank_metrics(trecs), **staleness_metrics(trecs),
@@ -961,23 +966,28 @@ def noise_floor_text(s: dict) -> str:
 
 
 def control_lines(scores: dict) -> list[str]:
-    """Without check.py's verdicts: what the controls scored, per answerable type, and where the
-    systems fall between them, in numbers only (names in `backticks`); whether that is within
-    their limits is check.py's verdict, per question type against config.yaml's thresholds."""
+    """Without check.py's verdicts: what the controls scored, per type on the questions check.py
+    holds each to its limit with, and where the systems fall between them, in numbers only
+    (names in `backticks`); whether that is within their limits is check.py's verdict, per
+    question type against config.yaml's thresholds."""
     lines = []
+    # `none` is limited on each type's answerable questions (declining needs no memory); `oracle`
+    # on all of a type's questions (given exactly the evidence, it must also decline).
+    controls = (("none", "no memory at all", "none_max", "answerable_accuracy", "answerable_n", ""),
+                ("oracle", "exactly the gold evidence", "oracle_min", "accuracy", "n",
+                 " (all of each type's questions)"))
     for budget in scores["budgets"]:
         systems = [s for s in scores["systems"] if s["budget"] == budget]
         at = f" (budget {budget:,})" if len(scores["budgets"]) > 1 else ""
         by = {s["backend"]: s for s in systems}
-        for name, what, key in (("none", "no memory at all", "none_max"),
-                                ("oracle", "exactly the gold evidence", "oracle_min")):
+        for name, what, key, figure, count, over in controls:
             c = by.get(name)  # a control may be absent from the comparison
             if c is None or c["accuracy"] is None:
                 continue
-            types = ", ".join(f"{t} {rate(v['accuracy'])} (n={v['n']})" for t, v in c["by_type"].items()
-                              if v["answerable_n"] and v["accuracy"] is not None)
+            types = ", ".join(f"{t} {rate(v[figure])} (n={v[count]})" for t, v in c["by_type"].items()
+                              if v[figure] is not None and v[count])
             lines.append(f"The `{name}` control ({what}) answers {rate(c['accuracy'])} of answerable questions{at}; "
-                         f"per type: {types or 'none graded'}. Whether that is within its limits is check.py's "
+                         f"per type{over}: {types or 'none graded'}. Whether that is within its limits is check.py's "
                          f"verdict (config.yaml checks.{key}, per type): run check.py and pass --checks.")
         none, oracle = by.get("none"), by.get("oracle")
         for s in systems:

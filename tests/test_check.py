@@ -81,6 +81,36 @@ def test_a_none_that_answers_factual_questions_fails_and_lists_them(tmp_path, ca
     assert "- single_hop q0: 'question q0'" in capsys.readouterr().out
 
 
+def test_the_none_control_is_held_to_its_limit_on_the_answerable_questions_of_a_type(tmp_path, capsys):
+    # single_hop holds q0 and q3 (answerable) and q6, q7 that an importer flagged unanswerable
+    # (meta.abstention). `none` declines everything: right on q6 and q7 only, so single_hop is
+    # 2 of 4 over all its questions but 0 of 2 over the answerable ones, the figure none_max limits.
+    def flagged(name: str, answer: str) -> list[dict]:
+        return [run_record(name, q, "c3", answer, [], [], type="single_hop", meta={"abstention": True},
+                           **({"context_tokens": 0} if name == "none" else {"context_tokens": 900}
+                              if name == "keyword" else {})) for q in ("q6", "q7")]
+    systems = {name: recs + flagged(name, "yes") for name, recs in GOOD.items()}
+    code, c, _ = checked(tmp_path, systems)
+    none = c["controls/none"]
+    assert code == 0 and none["status"] == "PASS", none["summary"]
+    assert none["numbers"]["by_type"] == {"single_hop": {"n": 2, "accuracy": 0.0},
+                                          "temporal": {"n": 2, "accuracy": 0.0}}
+    assert none["summary"].startswith("single_hop 0.00 (n=2, max 0.10)")
+    # score.py writes the same per-type figure to scores.json, beside the type's accuracy over all
+    # its questions.
+    runs, verdicts, cfg = write_comparison(tmp_path, systems)
+    out = tmp_path / "scores.json"
+    assert run_cli(score.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--baseline", "keyword",
+                                "--json", str(out), "--resamples", "50"]) == 0
+    rows = {s["backend"]: s for s in json.loads(out.read_text())["systems"]}
+    single = rows["none"]["by_type"]["single_hop"]
+    assert (single["accuracy"], single["answerable_accuracy"], single["answerable_n"]) == (0.5, 0.0, 2)
+    out = capsys.readouterr().out
+    assert "per type: single_hop 0.00 (n=2), temporal 0.00 (n=2)" in out
+    # The oracle is held to its limit on all of a type's questions, and shown so.
+    assert "per type (all of each type's questions): abstention 1.00 (n=2), single_hop 1.00 (n=4)" in out
+
+
 def test_a_weak_oracle_fails_and_its_wrong_answers_are_listed_by_type(tmp_path):
     systems = {**GOOD, "oracle": system("oracle", {"q0", "q2", "q3", "q4", "q5"})}
     code, c, _ = checked(tmp_path, systems)

@@ -131,8 +131,8 @@ def test_findings_state_the_control_numbers_and_leave_the_verdict_to_check_py():
     # within check.py's per-type limit for preference (0.20). score.py must not contradict it.
     def system(label, acc, by_type=None):
         return {"label": label, "backend": label, "budget": 1200, "accuracy": acc, "by_type": by_type or {}}
-    none_types = {"preference": {"n": 20, "answerable_n": 20, "accuracy": 0.15},
-                  "abstention": {"n": 2, "answerable_n": 0, "accuracy": 1.0}}
+    none_types = {"preference": {"n": 20, "answerable_n": 20, "accuracy": 0.15, "answerable_accuracy": 0.15},
+                  "abstention": {"n": 2, "answerable_n": 0, "accuracy": 1.0, "answerable_accuracy": None}}
     scores = {"budgets": [1200], "checks": None, "systems": [system("none", 0.15, none_types), system("oracle", 0.5),
                                                              system("weak", 0.1), system("lucky", 0.9)]}
     text = "\n".join(score.control_findings(scores))
