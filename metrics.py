@@ -653,6 +653,14 @@ MDD_FORMULA = ("(1.960 + 0.842) x the bootstrap standard error of the paired dif
                "largest over the systems compared")
 
 
+# How the noise floor is computed, written beside it in scores.json as the minimum detectable
+# difference's method and formula are (two quantities a reader must not confuse).
+NOISE_FLOOR_METHOD = "paired_bootstrap_interval"
+NOISE_FLOOR_FORMULA = ("repeat 1 minus repeat 0 of the same system on answerable questions, question by question, with "
+                       "its 95% cluster-bootstrap interval: the run-to-run variation, 0 when the repeats are graded "
+                       "alike (seed guide 9.3)")
+
+
 class Scoring:
     """Every number of one comparison, from its (run record, verdict or None) pairs: the
     question rows, each system's metrics vector (over all its repeats), and one BudgetStats
@@ -696,8 +704,9 @@ class Scoring:
         """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat
         0 of the same system, paired over questions, with its interval (seed guide, section 9.3)."""
         accs = {r: answer_metrics(rows)["accuracy"] for r, rows in sorted(rows_by_repeat.items())}
+        how = {"noise_floor_method": NOISE_FLOOR_METHOD, "noise_floor_formula": NOISE_FLOOR_FORMULA}
         if len(accs) < 2:
-            return {"repeats": len(accs), "repeat_accuracy": None, "noise_floor": None,
+            return {"repeats": len(accs), "repeat_accuracy": None, "noise_floor": None, **how,
                     "noise_floor_note": "a single repeat: run with --repeat 2 or more to measure the noise floor"}
         values = [a for a in accs.values() if a is not None]
         floor = self.stats[self.budget_of[label]].paired((label, 1), (label, 0), "answerable")
@@ -705,7 +714,7 @@ class Scoring:
                     "per_repeat": list(accs.values()), "mean": mean(values),
                     "sd": statistics.stdev(values) if len(values) > 1 else None,
                     "min": min(values) if values else None, "max": max(values) if values else None},
-                "noise_floor": floor, "noise_floor_note": None if floor else "no graded answers to compare"}
+                "noise_floor": floor, **how, "noise_floor_note": None if floor else "no graded answers to compare"}
 
     def gap_closed(self, label: str) -> dict:
         """Gap closed between the none and oracle controls of the label's budget."""
@@ -958,6 +967,12 @@ def separated_text(d: dict | None) -> str:
 def mdd_text(m: dict) -> str:
     """The minimum detectable difference of a budget, with how it was computed, or why it is n/a."""
     return f"n/a ({m['note']})" if m["value"] is None else f"{rate(m['value'])}, {m['formula']}"
+
+
+def noise_floor_legend(systems: list[dict]) -> str:
+    """How the noise floor of these system rows was computed, from the rows themselves."""
+    return "; ".join(f"{formula} ({method})" for method, formula in
+                     sorted({(s["noise_floor_method"], s["noise_floor_formula"]) for s in systems}))
 
 
 def noise_floor_text(s: dict) -> str:

@@ -64,7 +64,7 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        InputError, check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, estimate_text, interval_text,
-                     mdd_text, rate, reading, separated_text, whole)
+                     mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -689,9 +689,9 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
                    "correct answer")
     blocks.append(Para(segs(legend + ".")))
     if not retrieval_only(scores):
-        blocks.append(Para(segs("Noise floor: each system's repeat 1 minus its repeat 0, question by question, with "
-                                "its interval (run-to-run variation; run.py --repeat 2). Minimum detectable "
-                                "difference: a property of this sample of questions, not of the runs.")))
+        blocks.append(Para(segs(f"Noise floor: {noise_floor_legend(order)}. It needs run.py --repeat 2 or more. "
+                                "Minimum detectable difference: a property of this sample of questions, not of the "
+                                "runs.")))
         for budget, m in sorted(scores["minimum_detectable_difference"].items(), key=lambda kv: int(kv[0])):
             at = f" at budget {int(budget):,}" if len(scores["budgets"]) > 1 else ""
             blocks.append(Para(segs(f"Minimum detectable difference{at}: {mdd_text(m)}.")))
@@ -992,10 +992,9 @@ def repeats_section(scores: dict, order: list[dict]) -> list:
     header = ["system", "repeats", "accuracy per repeat", "mean", "sd", "min – max", "noise floor: repeat 1 − 0 [95% CI]"]
     blocks: list = [Heading(2, "Repeats and noise floor", "repeats"),
                     Para(segs("Every other figure of this report is over all repeats; here, accuracy on answerable "
-                              "questions in each repeat (run.py --repeat N), and the noise floor: repeat 1 minus "
-                              "repeat 0, question by question, with its cluster-bootstrap interval. A difference "
-                              "between systems no larger than either one's noise floor (the larger end of that "
-                              "interval) is marked as within it.")),
+                              "questions in each repeat (run.py --repeat N), and the noise floor: "
+                              f"{noise_floor_legend(order)}. A difference between systems no larger than either "
+                              "one's noise floor (the larger end of that interval) is marked as within it.")),
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
     blocks += notes.blocks("Notes:")
     return blocks

@@ -27,8 +27,8 @@ from typing import Any
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
                        sha256_file, write_atomic)
-from metrics import (RESAMPLES, SEED, Scoring, control_lines, disclosures, interval_text, mdd_text, noise_floor_text,
-                     pair_verdicts, rate, reading, retrieval_differences, separated_text, whole)
+from metrics import (RESAMPLES, SEED, Scoring, control_lines, disclosures, interval_text, mdd_text, noise_floor_legend,
+                     noise_floor_text, pair_verdicts, rate, reading, retrieval_differences, separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,6 +234,7 @@ def render_text(scores: dict) -> str:
     out.append("\ncost and latency (over all repeats)")
     out += [f"{role(s, scores)}: {cost_line(s)}" for s in systems]
     out.append("\nrepeats and the noise floor (accuracy on answerable questions)")
+    out.append(f"noise floor: {noise_floor_legend(systems)}")
     out += [f"{role(s, scores)}: {repeat_line(s)}" for s in systems]
     out.append(f"\npaired difference vs {scores['baseline']} on answerable questions (cluster bootstrap, "
                f"{scores['resamples']} resamples, 95% CI); abstention apart; the controls are not compared")

@@ -297,8 +297,13 @@ def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detecta
     assert by["B"]["noise_floor"]["ci_low"] == by["B"]["noise_floor"]["ci_high"] == 0
     mdd = s["minimum_detectable_difference"]["1200"]
     assert mdd["value"] > 0.3 and mdd["note"] is None
+    # Each figure says how it was computed, as the minimum detectable difference does.
+    assert by["B"]["noise_floor_method"] == "paired_bootstrap_interval"
+    assert by["B"]["noise_floor_formula"].startswith("repeat 1 minus repeat 0 of the same system on answerable "
+                                                     "questions, question by question")
     out = capsys.readouterr().out
     assert "B (baseline): 2 repeats: accuracy 0.500, 0.500" in out and "noise floor (repeat 1 vs 0) 0.00 [0.00, 0.00]" in out
+    assert f"noise floor: {by['B']['noise_floor_formula']} (paired_bootstrap_interval)" in out
     assert f"minimum detectable difference at budget 1200: {metrics.rate(mdd['value'])}, (1.960 + 0.842) x" in out
 
 

@@ -600,6 +600,6 @@ def test_score_check_and_the_report_show_one_figure_for_a_control_that_differs_b
     mdd = scores["minimum_detectable_difference"]["1200"]
     assert mdd["value"] > 0 and f"Minimum detectable difference: {report.rate(mdd['value'])}, (1.960 + 0.842) x " \
                                  f"the bootstrap standard error" in md
-    assert "Noise floor: each system's repeat 1 minus its repeat 0" in md
+    assert f"Noise floor: {scores['systems'][0]['noise_floor_formula']} (paired_bootstrap_interval)." in md
     html = open(paths["md"][:-3] + ".html", encoding="utf-8").read()
     assert "<td class=num>0.188</td>" in html
