@@ -51,8 +51,10 @@ BOOTSTRAP_BLOCK = 1000
 BOOTSTRAP_CHUNK = 1 << 17
 BOOTSTRAP_PIECE = 1 << 22
 # Two-sided 95% confidence and 80% power: the minimum detectable difference of a paired
-# comparison is (z_0.975 + z_0.80) times the standard error of the paired difference.
-Z95, Z80 = 1.959964, 0.841621
+# comparison is (z_0.975 + z_0.80) times the standard error of the paired difference. Computed,
+# not typed, so every module that needs them (the Wilson interval too) holds the same digits.
+Z95 = statistics.NormalDist().inv_cdf(0.975)
+Z80 = statistics.NormalDist().inv_cdf(0.80)
 ALL = "all"  # the repeat key of a system's figures over all its repeats
 
 
@@ -648,7 +650,7 @@ def minimum_detectable(difference: dict | None) -> float | None:
     return (Z95 + Z80) * difference["standard_error"]
 
 
-MDD_FORMULA = ("(1.960 + 0.842) x the bootstrap standard error of the paired difference to the baseline on "
+MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the paired difference to the baseline on "
                "answerable questions: the smallest true difference detected with 80% power at 95% confidence; the "
                "largest over the systems compared")
 

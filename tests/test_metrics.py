@@ -3,6 +3,7 @@ provenance, no annotations, a single repeat, a retrieval-only run."""
 from __future__ import annotations
 
 import json
+import statistics
 
 import numpy as np
 import pytest
@@ -279,6 +280,12 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
     mdd = s["minimum_detectable_difference"]["1200"]
     assert mdd["value"] == d["minimum_detectable_difference"] and mdd["method"] == "paired_bootstrap_se"
     assert "80% power at 95% confidence" in mdd["formula"]
+    # The z values are the normal quantiles to full precision, and the formula's text spells the
+    # ones the value was computed with.
+    assert (metrics.Z95, metrics.Z80) == (statistics.NormalDist().inv_cdf(0.975), statistics.NormalDist().inv_cdf(0.8))
+    assert metrics.Z95 == pytest.approx(1.959963984540054, abs=1e-15)
+    assert mdd["formula"].startswith(f"({metrics.Z95:.3f} + {metrics.Z80:.3f}) x ")
+    assert mdd["formula"].startswith("(1.960 + 0.842) x ")
     # One cluster: no interval, no standard error, nothing detectable to say.
     one = {"A": [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")],
            "B": [rec("B", "q1", "c1", "no"), rec("B", "q2", "c1", "no")]}
