@@ -44,6 +44,7 @@ from grading import cohen_kappa, fisher_greater
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
                        InputError, check_format, dumps, not_utf8_error, read_jsonl, record_key, run_cli, sha256_text,
                        write_atomic, write_json_atomic)
+from metrics import rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
 # Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.
@@ -225,11 +226,6 @@ def judge_verdict(key_line: dict) -> str:
     return "correct" if key_line["verdict"] == "correct" else "incorrect"
 
 
-def fmt(x: float | None) -> str:
-    """Numbers for people: 3 decimals, n/a when not measurable."""
-    return "n/a" if x is None else f"{x:.3f}"
-
-
 def join(a: argparse.Namespace) -> int:
     """Join the labelled sheet with its key; report agreement and kappa."""
     key = read_key(a.key)
@@ -267,14 +263,14 @@ def join(a: argparse.Namespace) -> int:
     write_json_atomic(a.out, report)
 
     o = report["overall"]
-    print(f"judge-human agreement on {o['n']} of {len(key)} sampled answers: {fmt(o['agreement'])} "
-          f"(kappa {fmt(o['kappa'])}); judge correct / human incorrect {o['judge_correct_human_incorrect']}, "
+    print(f"judge-human agreement on {o['n']} of {len(key)} sampled answers: {rate(o['agreement'])} "
+          f"(kappa {rate(o['kappa'])}); judge correct / human incorrect {o['judge_correct_human_incorrect']}, "
           f"judge incorrect / human correct {o['judge_incorrect_human_correct']}")
     for title, table in (("system", by_system), ("layer", report["by_layer"])):
         for name, s in table.items():
-            print(f"  {title} {name}: {s['agree']}/{s['n']} agree ({fmt(s['agreement'])}), kappa {fmt(s['kappa'])}")
+            print(f"  {title} {name}: {s['agree']}/{s['n']} agree ({rate(s['agreement'])}), kappa {rate(s['kappa'])}")
     for f in flagged:
-        print(f"WARN: {f['system']}: agreement {fmt(f['agreement'])} against {fmt(f['others_agreement'])} for the "
+        print(f"WARN: {f['system']}: agreement {rate(f['agreement'])} against {rate(f['others_agreement'])} for the "
               f"others (one-sided Fisher p={f['p_value']:.2g}): the judge is not neutral for this dataset; tighten "
               f"the rubric before reading the scores")
     for u in unlabelled:

@@ -56,6 +56,7 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEF
                        write_atomic, write_json_atomic)
 from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
+from metrics import error_rate_text, rate
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
@@ -204,11 +205,6 @@ class VerdictWriter:
 # Calibration (issue "The instrument checks itself")
 # ---------------------------------------------------------------------------------------------
 
-def rate_text(x: float | None) -> str:
-    """A rate for people: 3 decimals, n/a when there was nothing to count."""
-    return "n/a" if x is None else f"{x:.3f}"
-
-
 def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
     """(verdict, layer, judge_error) for each labelled item, by main()'s layers: the rules by
     deterministic(), then ask_judge for the rest, or `no_match` without a judge model."""
@@ -251,27 +247,22 @@ def set_report(role: str, path: str, items: list[dict], graded: list[tuple]) -> 
     }
 
 
-def rate_with_interval(k: int, n: int, rate: float | None, ci: list | None) -> str:
-    """'k/n (rate, 95% CI low-high)' for people."""
-    if ci is None:
-        return f"{k}/{n} (n/a)"
-    return f"{k}/{n} ({rate_text(rate)}, 95% CI {ci[0]:.3f}-{ci[1]:.3f})"
-
-
 def print_set(report: dict) -> None:
-    """A set's overall rates, then each kind's."""
+    """A set's overall rates, then each kind's, written by metrics.py's formatters as score.py
+    and the report write the same rates."""
     o = report["overall"]
     tuned = "tuned on" if report["set"] == "tuning" else "never tuned on"
-    print(f"{report['set']} set {report['calibration_set']} ({tuned}), {o['n']} answers: false accepts "
-          f"{rate_with_interval(o['false_accepts'], o['known_wrong'], o['false_accept_rate'], o['false_accept_ci95'])}"
+    print(f"{report['set']} set {report['calibration_set']} ({tuned}), {o['n']} answers (rates with their 95% CI, "
+          f"Wilson): false accepts "
+          f"{error_rate_text(o['false_accepts'], o['known_wrong'], o['false_accept_rate'], o['false_accept_ci95'])}"
           f", false rejects "
-          f"{rate_with_interval(o['false_rejects'], o['known_right'], o['false_reject_rate'], o['false_reject_ci95'])}"
-          f", kappa {rate_text(report['kappa'])}; judge failures (counted as wrong) "
+          f"{error_rate_text(o['false_rejects'], o['known_right'], o['false_reject_rate'], o['false_reject_ci95'])}"
+          f", kappa {rate(report['kappa'])}; judge failures (counted as wrong) "
           f"{len(report['judge_failures']['ids'])}, of which {report['judge_failures']['judge_errors']} failed calls")
     for kind, r in report["by_kind"].items():
-        rate, name = ((r["false_accept_rate"], "false accept") if r["known_wrong"]
-                      else (r["false_reject_rate"], "false reject"))
-        print(f"  {kind:<24} n={r['n']:<4} {name} {rate_text(rate)}")
+        value, name = ((r["false_accept_rate"], "false accept") if r["known_wrong"]
+                       else (r["false_reject_rate"], "false reject"))
+        print(f"  {kind:<24} n={r['n']:<4} {name} {rate(value)}")
 
 
 def calibrate(a: argparse.Namespace) -> int:

@@ -924,6 +924,14 @@ def rate(x: float | None, signed: bool = False) -> str:
     return ("+" if signed and x > 0 else "") + text
 
 
+def error_rate_text(k: int, n: int, x: float | None, ci: list | None) -> str:
+    """A grader's error count with its rate and 95% Wilson interval: 3 of 120 (0.0250,
+    0.00855–0.0710); – when there was nothing to count (no known-wrong, or known-right, answer)."""
+    if not n:
+        return "–"
+    return f"{k} of {n} ({rate(x)}" + (f", {rate(ci[0])}–{rate(ci[1])}" if ci else "") + ")"
+
+
 def whole(x: float | None) -> str:
     """Token counts: whole numbers (half up, as people round) with thousands separators."""
     return "n/a" if x is None else f"{math.floor(x + 0.5):,}"

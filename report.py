@@ -63,8 +63,8 @@ from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
-from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, estimate_text, interval_text,
-                     mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
+from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, error_rate_text, estimate_text,
+                     interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -1064,23 +1064,17 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
     return blocks
 
 
-def error_rate(k: int, n: int, x: float | None, ci: list | None) -> str:
-    """A grader's error count with its rate and 95% Wilson interval: 3 of 120 (0.0250, 0.00855-0.0710)."""
-    if not n:
-        return "–"
-    return f"{k} of {n} ({rate(x)}" + (f", {rate(ci[0])}–{rate(ci[1])}" if ci else "") + ")"
-
-
 def calibration_blocks(calibration: dict, calibrate: str) -> list:
     """The grader's error rates on the tuning set (the rules were tuned on it) beside the held-out
     set (never tuned on): overall with Wilson intervals and kappa, then per kind of answer."""
     sets = [("tuning", calibration)] + ([("held out", calibration["heldout"])] if calibration["heldout"] else [])
     rows = [[segs(name, " (", Code(c["calibration_set"]), ")"), "yes" if name == "tuning" else "no",
              str(c["overall"]["n"]),
-             error_rate(c["overall"]["false_accepts"], c["overall"]["known_wrong"], c["overall"]["false_accept_rate"],
-                        c["overall"]["false_accept_ci95"]),
-             error_rate(c["overall"]["false_rejects"], c["overall"]["known_right"], c["overall"]["false_reject_rate"],
-                        c["overall"]["false_reject_ci95"]), rate(c["kappa"])] for name, c in sets]
+             error_rate_text(c["overall"]["false_accepts"], c["overall"]["known_wrong"],
+                             c["overall"]["false_accept_rate"], c["overall"]["false_accept_ci95"]),
+             error_rate_text(c["overall"]["false_rejects"], c["overall"]["known_right"],
+                             c["overall"]["false_reject_rate"], c["overall"]["false_reject_ci95"]), rate(c["kappa"])]
+            for name, c in sets]
     held = ("The held-out set was never tuned on: its rates are the ones to quote." if calibration["heldout"] else
             "No held-out set was graded: its rates, out of sample, are the ones to quote; run "
             + calibrate + ".")
@@ -1091,8 +1085,8 @@ def calibration_blocks(calibration: dict, calibrate: str) -> list:
                            "false rejects (of known-right)", "Cohen's kappa"], rows, [""] * len(rows),
                           [False, False, True, True, True, True], "text")]
     kinds = [[segs(kind), name, str(r["n"]),
-              error_rate(r["false_accepts"], r["known_wrong"], r["false_accept_rate"], r["false_accept_ci95"]),
-              error_rate(r["false_rejects"], r["known_right"], r["false_reject_rate"], r["false_reject_ci95"])]
+              error_rate_text(r["false_accepts"], r["known_wrong"], r["false_accept_rate"], r["false_accept_ci95"]),
+              error_rate_text(r["false_rejects"], r["known_right"], r["false_reject_rate"], r["false_reject_ci95"])]
              for name, c in sets for kind, r in c["by_kind"].items()]
     blocks.append(Table(["kind of answer", "set", "n", "false accepts", "false rejects"], kinds, [""] * len(kinds),
                         [False, False, True, True, True], "text"))

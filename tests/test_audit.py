@@ -149,7 +149,11 @@ def test_join_reports_hand_computed_agreement_and_kappa(tmp_path, capsys):
     assert report["by_system"]["alpha"]["agreement"] == 0.5 and report["by_system"]["alpha"]["kappa"] == 0.0
     assert report["by_system"]["beta"]["kappa"] == 1.0 and report["by_system"]["gamma"]["agreement"] == 1.0
     assert report["flagged"] == []  # 2 disagreements: below the minimum of 3
-    assert "judge-human agreement on 12 of 12 sampled answers: 0.833 (kappa 0.667)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "judge-human agreement on 12 of 12 sampled answers: 0.833 (kappa 0.667)" in out
+    # metrics.rate, as every other figure: 3 significant digits.
+    assert "  system alpha: 2/4 agree (0.500), kappa 0.00" in out
+    assert "  system beta: 4/4 agree (1.00), kappa 1.00" in out
 
 
 def test_a_system_the_judge_disagrees_with_clearly_more_is_flagged(tmp_path, capsys):

@@ -15,6 +15,7 @@ import judge
 from conftest import ROOT, write_config
 from grading import RULES_SHA256, calibration_rates, deterministic, load_calibration, rules_verdict, wilson_interval
 from interface import run_cli
+from metrics import error_rate_text, rate
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
@@ -51,8 +52,12 @@ def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path,
     assert len(report["false_reject_ids"]) == expected["overall"]["false_rejects"]
     out = capsys.readouterr().out
     o = expected["overall"]
-    assert f"false accepts {o['false_accepts']}/{o['known_wrong']}" in out
-    assert f"false rejects {o['false_rejects']}/{o['known_right']}" in out
+    # Written as score.py and the report write the same rates: metrics.py's formatters.
+    accepts = error_rate_text(o["false_accepts"], o["known_wrong"], o["false_accept_rate"], o["false_accept_ci95"])
+    rejects = error_rate_text(o["false_rejects"], o["known_right"], o["false_reject_rate"], o["false_reject_ci95"])
+    assert f"false accepts {accepts}, false rejects {rejects}, kappa {rate(expected['kappa'])};" in out
+    kind, r = next((k, r) for k, r in expected["by_kind"].items() if r["known_wrong"])
+    assert f"  {kind:<24} n={r['n']:<4} false accept {rate(r['false_accept_rate'])}\n" in out
 
 
 def test_a_judge_that_says_correct_to_everything_is_exposed(tmp_path, fake_llm):
