@@ -38,6 +38,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from interface import write_json_atomic  # noqa: E402
 from serve import DEFAULT_MODEL, MODELS, ROOT  # noqa: E402
 from machine import describe  # noqa: E402
 
@@ -223,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     result.update(wall_s_including_server=round(wall, 2), dataset=cfg["dataset"], machine=describe(), model=a.model,
                   threads=a.threads,
                   answer_model=cfg["answer_model"], context_token_budget=cfg["context_token_budget"])
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(result, fh, indent=2)
+    write_json_atomic(os.path.join(out, "summary.json"), result)
     limit = result["cold_at_the_limit"]
     print(f"\nembedded bench: cold pipeline {result['cold']['total_s']} s, warm rerun {result['warm']['total_s']} s, "
           f"whole command with server start and both passes {wall:.1f} s; {describe()}"

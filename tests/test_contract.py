@@ -18,7 +18,7 @@ import run
 import score
 from conftest import API_KEY, ROOT, TINY, write_config
 from dispositions import default_signals, sigint_ignored
-from interface import InputError, load_config, load_dataset, run_cli
+from interface import InputError, indented_json, load_config, load_dataset, run_cli, write_json_atomic
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
 
@@ -434,3 +434,26 @@ def test_files_written_atomically_get_the_usual_permissions(tmp_path):
     for name, data in (("report.md", "x"), ("report-accuracy.png", b"\x89PNG")):  # text, and a plot's bytes
         write_atomic(str(tmp_path / name), data)
         assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("obj", [
+    {}, [], "x", 1.5, None, [[]], [{}], {"a": {}}, {"a": []}, [1, [2, [3, {}]]], {"k": (1, 2)},
+    {"a": [1, {"b": []}], "c": "x\ny\u00e9\"", 1: 2}, {"x": 1.5e300, "y": -0.0, "z": True, "w": None},
+    {True: 1, "a": [1]}, {None: {"x": 1}}, {"é": {"ü": [None]}},
+    [{"a": 1}], [{"a": 1}, {}], [{"a": 1, "b": [1]}, {"c": 2}], {"q": [{"a": 1}, {"b": "},\n      {"}]},
+    {"rows": [{"s": "}, {", "n": 2, "f": 0.1}, {"s": "", "n": -3, "f": None}], "more": [[{"a": 1}]]}])
+def test_every_summary_file_is_written_as_json_dumps_writes_it(obj, tmp_path):
+    # One writer (interface.write_json_atomic) for every summary file, with an encoder faster than
+    # json's indented one, which must still write its bytes.
+    expected = json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
+    assert indented_json(obj) == expected
+    write_json_atomic(str(tmp_path / "s.json"), obj)
+    assert (tmp_path / "s.json").read_text(encoding="utf-8") == expected + "\n"
+
+
+@pytest.mark.parametrize("obj", [{"a": float("nan")}, [{"a": float("inf")}], {"a": {"b": {1}}}])
+def test_indented_json_refuses_what_json_dumps_refuses(obj):
+    with pytest.raises((ValueError, TypeError)):
+        json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
+    with pytest.raises((ValueError, TypeError)):
+        indented_json(obj)

@@ -69,8 +69,8 @@ def test_score_table_by_hand(tmp_path):
 
 
 def test_scores_json_is_written_as_every_summary_file(tmp_path):
-    # score.py writes its JSON with its own encoder (json's indent=2 is its pure-Python one);
-    # the bytes must be those of json.dumps(..., indent=2), as interface.write_json_atomic writes.
+    # score.py writes its JSON through interface.write_json_atomic, every summary file's writer,
+    # whose fast encoder must give the bytes of json.dumps(..., indent=2).
     a = [_rec("A", "q1", "c1", "yes", ["t1"], ["t1"]), _rec("A", "q2", "c1", "naïve \"},\n{\"", ["t2"], ["t9"]),
          run_record("A", "q3", "c2", None, [], None, type="abstention", error="timeout"),
          run_record("A", "q4", "c3", "yes", ["t4"], ["t4"], type="temporal", meta={"outdated_answers": ["no"]})]
@@ -84,23 +84,6 @@ def test_scores_json_is_written_as_every_summary_file(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert text == json.dumps(json.loads(text), ensure_ascii=False, allow_nan=False, indent=2) + "\n"
 
-
-@pytest.mark.parametrize("obj", [
-    {}, [], "x", 1.5, None, [[]], [{}], {"a": {}}, {"a": []}, [1, [2, [3, {}]]], {"k": (1, 2)},
-    {"a": [1, {"b": []}], "c": "x\ny\u00e9\"", 1: 2}, {"x": 1.5e300, "y": -0.0, "z": True, "w": None},
-    {True: 1, "a": [1]}, {None: {"x": 1}}, {"é": {"ü": [None]}},
-    [{"a": 1}], [{"a": 1}, {}], [{"a": 1, "b": [1]}, {"c": 2}], {"q": [{"a": 1}, {"b": "},\n      {"}]},
-    {"rows": [{"s": "}, {", "n": 2, "f": 0.1}, {"s": "", "n": -3, "f": None}], "more": [[{"a": 1}]]}])
-def test_indented_json_writes_what_json_dumps_writes(obj):
-    assert score.indented_json(obj) == json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
-
-
-@pytest.mark.parametrize("obj", [{"a": float("nan")}, [{"a": float("inf")}], {"a": {"b": {1}}}])
-def test_indented_json_refuses_what_json_dumps_refuses(obj):
-    with pytest.raises((ValueError, TypeError)):
-        json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
-    with pytest.raises((ValueError, TypeError)):
-        score.indented_json(obj)
 
 def test_failed_questions_are_not_called_missing_provenance():
     """A system whose questions all failed retrieved nothing: the recall note must say they
