@@ -66,9 +66,10 @@ def check_section(name: str, config: dict) -> dict:
 
 def load_backend(name: str, config: dict) -> MemoryBackend:
     """Create the backend called `name`, configured from config['backends'][name] and given
-    only the HARNESS_KEYS of the rest of the config."""
+    only the HARNESS_KEYS of the rest of the config (a config from interface.load_config, which
+    fills every one of them)."""
     module, module_name, settings = _module(name, config)
-    harness = {k: config[k] for k in HARNESS_KEYS if k in config}  # load_config fills them all
+    harness = {k: config[k] for k in HARNESS_KEYS}
     try:
         return module.create(settings, harness)
     except InputError as e:

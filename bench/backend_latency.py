@@ -31,7 +31,8 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 from backends import available, load_backend  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
@@ -181,7 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.queries < 1 or a.repeats < 1:
         raise InputError("--queries and --repeats must be at least 1")
-    cfg = load_config(a.config) if a.config else {"backends": {}, "answer_model": "none"}
+    # The harness keys every backend is given come from a loaded config; without --config, the
+    # repository's, with no backend section of it, so each backend runs on its own defaults.
+    cfg = load_config(a.config or os.path.join(ROOT, "config.yaml"))
+    if not a.config:
+        cfg = {**cfg, "backends": {}}
     sizes = [int(s) for s in a.sizes.split(",") if s]
     names = [b for b in a.backends.split(",") if b] if a.backends else available()
     print(machine())

@@ -23,10 +23,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
+from conftest import backend_config  # noqa: E402
 from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
-from interface import SAMPLING_DEFAULTS, Hit, InputError, MemoryItem, session_items  # noqa: E402
+from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -112,9 +113,7 @@ def fake_server(monkeypatch):
 
 def config(tmp_path, backends: dict) -> dict:
     """The parts of a validated config that backends and llm.LLMClient read."""
-    return {"backends": backends, "answer_model": "stub-model", "seed": 7, "max_retries": 0,
-            "retry_backoff_s": 0.0, "request_timeout_s": 10, "cache_dir": str(tmp_path / "llm-cache"),
-            "answer_sampling": dict(SAMPLING_DEFAULTS)}
+    return backend_config(tmp_path, backends)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -655,6 +654,19 @@ def test_a_bad_key_in_a_preset_names_the_preset_section(tmp_path):
     with pytest.raises(InputError, match=r"'backends\.hash\.dims'.*in the section backends\.keyword_preset, "
                                          r"which uses adapter hash"):
         load_backend("keyword_preset", cfg)
+
+
+def test_a_backend_is_given_the_harness_keys_and_nothing_else_of_the_config(tmp_path, monkeypatch):
+    import backends.keyword
+    from backends import HARNESS_KEYS
+    given = {}
+    monkeypatch.setattr(backends.keyword, "create", lambda settings, harness: given.update(harness))
+    load_backend("keyword", {**config(tmp_path, {}), "dataset": "data/cases.jsonl", "checks": {}})
+    assert set(given) == set(HARNESS_KEYS)
+    # load_config fills every harness key, so a config without them never came through it: a
+    # caller's bug, not a backend to start without its answer model.
+    with pytest.raises(KeyError, match="answer_model"):
+        load_backend("keyword", {"backends": {}})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from backends import load_backend
-from interface import InputError, MemoryItem
-from conftest import ROOT, TINY, write_config
+from interface import InputError, MemoryItem, load_config
+from conftest import ROOT, TINY, backend_config, write_config
 from memory_service import MemoryService
 
 TOKEN = "svc-token-123"
@@ -26,9 +26,9 @@ def service(monkeypatch):
     svc.stop()
 
 
-def backend(service, **settings):
-    cfg = {"backends": {"http": {"base_url": service.url, "token_env": "MEMORY_API_KEY",
-                                 "poll_interval_s": 0.05, **settings}}}
+def backend(tmp_path, service, **settings):
+    cfg = backend_config(tmp_path, {"http": {"base_url": service.url, "token_env": "MEMORY_API_KEY",
+                                             "poll_interval_s": 0.05, **settings}})
     return load_backend("http", cfg)
 
 
@@ -37,8 +37,8 @@ ITEMS = [MemoryItem("t1", "user: billing runs on Postgres 16", {"timestamp": "20
 
 
 @pytest.mark.parametrize("mode", ["status", "sentinel"])
-def test_verified_flush_waits_until_searchable(service, mode):
-    b = backend(service, flush=mode)
+def test_verified_flush_waits_until_searchable(tmp_path, service, mode):
+    b = backend(tmp_path, service, flush=mode)
     b.reset("ns1")
     b.add("ns1", ITEMS)
     b.flush("ns1", 10)
@@ -48,8 +48,8 @@ def test_verified_flush_waits_until_searchable(service, mode):
     assert b.flush_note is None
 
 
-def test_a_flush_that_does_not_wait_is_caught(service):
-    b = backend(service, flush="delay", flush_delay_s=0)
+def test_a_flush_that_does_not_wait_is_caught(tmp_path, service):
+    b = backend(tmp_path, service, flush="delay", flush_delay_s=0)
     b.reset("ns1")
     b.add("ns1", ITEMS)
     b.flush("ns1", 10)
@@ -57,10 +57,10 @@ def test_a_flush_that_does_not_wait_is_caught(service):
     assert "assumed, not verified" in b.flush_note
 
 
-def test_flush_times_out_instead_of_hanging(service):
+def test_flush_times_out_instead_of_hanging(tmp_path, service):
     slow = MemoryService(index_delay_s=30, token=TOKEN).start()
     try:
-        b = backend(slow, flush="status")
+        b = backend(tmp_path, slow, flush="status")
         b.add("ns", ITEMS)
         with pytest.raises(TimeoutError):
             b.flush("ns", 0.3)
@@ -68,8 +68,8 @@ def test_flush_times_out_instead_of_hanging(service):
         slow.stop()
 
 
-def test_namespaces_are_isolated_and_reset_empties(service):
-    b = backend(service)
+def test_namespaces_are_isolated_and_reset_empties(tmp_path, service):
+    b = backend(tmp_path, service)
     for ns in ("a", "b"):
         b.reset(ns)
     b.add("a", ITEMS)
@@ -81,15 +81,15 @@ def test_namespaces_are_isolated_and_reset_empties(service):
     assert b.search("a", "Postgres", 5) == []
 
 
-def test_missing_token_variable_is_a_clear_error(service, monkeypatch):
+def test_missing_token_variable_is_a_clear_error(tmp_path, service, monkeypatch):
     monkeypatch.delenv("MEMORY_API_KEY")
     with pytest.raises(InputError, match="MEMORY_API_KEY"):
-        backend(service)
+        backend(tmp_path, service)
 
 
-def test_unknown_setting_is_named(service):
+def test_unknown_setting_is_named(tmp_path, service):
     with pytest.raises(InputError, match="backends.http.base_ur"):
-        load_backend("http", {"backends": {"http": {"base_url": service.url, "base_ur": "x"}}})
+        load_backend("http", backend_config(tmp_path, {"http": {"base_url": service.url, "base_ur": "x"}}))
 
 
 def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_llm):
@@ -110,21 +110,21 @@ def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_ll
 # server (`chroma run`): collections made by id, column layouts, embeddings sent by the adapter.
 # ---------------------------------------------------------------------------------------------
 
-def chroma_preset(port: int, embed: str = "wordllama") -> dict:
-    """config.yaml's chroma_http preset, pointed at the test server; wordllama keeps it fast."""
-    with open(f"{ROOT}/config.yaml", encoding="utf-8") as fh:
-        cfg = yaml.safe_load(fh)
+def chroma_preset(port: int, tmp_path, embed: str = "wordllama") -> dict:
+    """config.yaml, loaded as run.py loads it, with its chroma_http preset pointed at the test
+    server; wordllama keeps it fast."""
+    cfg = load_config(write_config(tmp_path))
     cfg["backends"]["chroma_http"].update(base_url=f"http://127.0.0.1:{port}", base_url_env=None, embed=embed)
     return cfg
 
 
-def chroma_http(port: int):
+def chroma_http(port: int, tmp_path):
     pytest.importorskip("wordllama", reason="wordllama not installed (pip install -r backends/requirements-dense.txt)")
-    return load_backend("chroma_http", chroma_preset(port))
+    return load_backend("chroma_http", chroma_preset(port, tmp_path))
 
 
-def test_chroma_preset_contract(chroma_server):
-    b = chroma_http(chroma_server)
+def test_chroma_preset_contract(chroma_server, tmp_path):
+    b = chroma_http(chroma_server, tmp_path)
     assert "chromadb" in b.version and "service reports" in b.version and "wordllama" in b.version
     more = [MemoryItem(f"t{i}", f"user: note number {i} about the release train", {"timestamp": "2026-05-13"})
             for i in range(3, 9)]
@@ -150,7 +150,7 @@ def test_chroma_preset_ranks_like_embedded_chroma(chroma_server, tmp_path):
     return what the chromadb library returns in process. A wrong column or field mapping shows."""
     pytest.importorskip("chromadb")
     from interface import load_dataset, session_items
-    cfg = chroma_preset(chroma_server)
+    cfg = chroma_preset(chroma_server, tmp_path)
     cfg["backends"]["chroma"] = {"model": "wordllama"}
     over_rest, embedded = load_backend("chroma_http", cfg), load_backend("chroma", cfg)
     for case in load_dataset(TINY):
@@ -196,10 +196,10 @@ def test_run_over_chroma_server_wrapper(tmp_path, fake_llm):
     assert any(r["retrieved_ids"] for r in recs)
 
 
-def test_id_paths_need_a_create_step(service):
+def test_id_paths_need_a_create_step(tmp_path, service):
     with pytest.raises(InputError, match="create_path"):
-        backend(service, add_path="/c/{id}/add")
+        backend(tmp_path, service, add_path="/c/{id}/add")
     with pytest.raises(InputError, match="add_layout"):
-        backend(service, add_layout="diagonal")
+        backend(tmp_path, service, add_layout="diagonal")
     with pytest.raises(InputError, match="CHROMA_URL"):
-        load_backend("http", {"backends": {"http": {"base_url_env": "CHROMA_URL"}}})
+        load_backend("http", backend_config(tmp_path, {"http": {"base_url_env": "CHROMA_URL"}}))

@@ -14,7 +14,7 @@ import pytest
 import judge
 import run
 import score
-from conftest import ROOT, TINY, write_config
+from conftest import ROOT, TINY, backend_config, write_config
 from interface import Hit, Progress, load_dataset, run_cli
 
 
@@ -307,7 +307,7 @@ def test_check_config_checks_every_backend_section(tmp_path, capsys):
 def test_bm25_with_a_half_life_ranks_the_newer_turn_first_when_time_aware(tmp_path, fake_llm):
     from backends import load_backend
     from interface import MemoryItem
-    cfg = {"backends": {"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}}}
+    cfg = backend_config(tmp_path, {"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}})
     b = load_backend("bm25_recency", cfg)
     old = MemoryItem("t1", "billing runs postgres postgres 14", {"timestamp": "2026-01-01T00:00:00Z"})
     new = MemoryItem("t2", "billing runs postgres 16 now after the migration", {"timestamp": "2026-05-01T00:00:00Z"})
