@@ -851,9 +851,11 @@ def type_differences_section(scores: dict, order: list[dict]) -> list:
     compared = [s for s in order if not is_control(s) and not is_baseline(s, scores) and s["label"] in diffs]
     if not compared:
         return []
+    # Every difference holds one entry per graded type of the comparison (metrics.Scoring.differences;
+    # every budget holds the same questions), so each compared system has every type shown.
     types, apart = type_order(scores)
-    types = [t for t in types if any(t in diffs[s["label"]]["by_type"] for s in compared)]
-    rows = [[segs(s["label"])] + [interval_text(diffs[s["label"]]["by_type"].get(t)) for t in types] for s in compared]
+    types = [t for t in types if t in diffs[compared[0]["label"]]["by_type"]]
+    rows = [[segs(s["label"])] + [interval_text(diffs[s["label"]]["by_type"][t]) for t in types] for s in compared]
     return [Heading(3, "Paired difference per question type", "paired-types"),
             Para(segs("The same paired difference to ", Code(scores["baseline"]), ", per question type (all of the "
                       "type's questions; the unanswerable types are the abstention difference), with its 95% "
