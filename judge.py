@@ -135,8 +135,10 @@ def load_verdicts(path: str, records: list[dict], grader: dict) -> tuple[dict, i
 
 def grader_identity(judge_model: str | None, sampling: dict | None = None) -> dict:
     """Who grades: the rule set, and the judge model with every prompt and schema it may get,
-    and its sampling settings (config judge_sampling) when they are not the defaults, which
-    leave the identity what it was before they could be set."""
+    and its sampling settings (config judge_sampling) when they differ from SAMPLING_DEFAULTS.
+    A judge at the defaults is identified by its prompts and schema alone, so verdicts of a
+    default judge match whether or not the config spells the defaults out; the trade-off is that
+    a change of SAMPLING_DEFAULTS itself does not change the identity."""
     prompts = None
     if judge_model:
         extra = [sampling] if sampling is not None and sampling != SAMPLING_DEFAULTS else []
