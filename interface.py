@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import signal
 import sys
 import threading
@@ -44,6 +45,7 @@ CONTROL_NAMES = ("none", "oracle", "full_context")
 # Exit codes shared by every script (docs/running.md lists them).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader went away (`score.py ... | head`)
 
 
 class InputError(Exception):
@@ -1097,17 +1099,43 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def stdout_closed() -> bool:
+    """Whether stdout's reader has gone away: poll reports an error on the write end of a pipe
+    that no process reads any more (a BrokenPipeError may also come from a socket)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a descriptor
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
 def run_cli(main_fn, argv: list[str] | None = None) -> int:
     """Run a script's main: InputError prints one line and exits 2, ServiceDown exits 3, Ctrl-C
-    exits 130, SIGTERM exits 143. SIGINT keeps the disposition the process started with: a shell starts a
-    background job with SIGINT ignored so that Ctrl-C spares it, and that choice is honoured.
-    SIGTERM is caught unless it too was ignored, and only for the length of the call."""
+    exits 130, SIGTERM exits 143, a closed stdout exits 141. SIGINT keeps the disposition the
+    process started with: a shell starts a background job with SIGINT ignored so that Ctrl-C
+    spares it, and that choice is honoured. SIGTERM is caught unless it too was ignored, and
+    only for the length of the call."""
     previous = signal.getsignal(signal.SIGTERM)
     catch = previous == signal.SIG_DFL and threading.current_thread() is threading.main_thread()
     if catch:
         signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        return main_fn(argv)
+        code = main_fn(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+        return code
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise
+        # The reader of stdout went away (`| head`): end as a program SIGPIPE ends, silently and
+        # with 128 + SIGPIPE, so `set -o pipefail` still tells a cut pipeline from a full one
+        # (Python ignores SIGPIPE, so without this a traceback and exit 1). Nothing more is
+        # written: stdout goes to /dev/null, or the interpreter's last flush would fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -317,6 +318,23 @@ def test_a_stage_started_with_sigint_ignored_keeps_ignoring_it_and_term_stops_it
     assert again == 0
     recs = records(out)
     assert len(recs) == len({r["qid"] for r in recs}) == 6
+
+
+def test_a_stage_piped_into_head_ends_quietly_with_the_exit_code_sigpipe_gives(tmp_path):
+    # score.py's stdout for 100 systems is about 165 KB, more than a pipe holds: `head -1` exits
+    # after the first line, and the writes after it meet a closed pipe. The stage ends without a
+    # traceback, with 141 (128 + SIGPIPE) as a program the signal ended, its files written.
+    systems = {f"s{i:03d}": [run_record(f"s{i:03d}", f"q{j}", f"c{j}", "yes" if (i + j) % 2 else "no", ["t1"], ["t1"])
+                             for j in range(4)] for i in range(100)}
+    runs, verdicts, cfg = write_comparison(tmp_path, systems)
+    out = tmp_path / "scores.json"
+    cmd = [sys.executable, "score.py", "--runs", *runs, "--verdicts", verdicts, "--config", cfg, "--baseline", "s000",
+           "--resamples", "20", "--json", str(out)]
+    pipeline = " ".join(shlex.quote(c) for c in cmd) + ' | head -1; echo "exit ${PIPESTATUS[0]}" >&2'
+    p = subprocess.run(["bash", "-c", pipeline], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.stdout.startswith("system | n | accuracy") and p.stdout.count("\n") == 1
+    assert p.stderr == "exit 141\n"
+    assert json.loads(out.read_text(encoding="utf-8"))["baseline"] == "s000"
 
 
 def test_start_modes_start_a_command_as_a_terminal_a_background_job_and_setsid_do(tmp_path):
