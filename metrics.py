@@ -932,6 +932,22 @@ def error_rate_text(k: int, n: int, x: float | None, ci: list | None) -> str:
     return f"{k} of {n} ({rate(x)}" + (f", {rate(ci[0])}–{rate(ci[1])}" if ci else "") + ")"
 
 
+def calibration_text(cal: dict) -> str:
+    """A grader's error rates on its labelled sets in one sentence, the held-out set (never tuned
+    on: the rates to quote) beside the tuning set (the rules were tuned on it, so its rates are
+    in-sample), each with its 95% Wilson intervals and kappa: score.py's stdout and the report's
+    first screen."""
+    def rates(c: dict) -> str:
+        o = c["overall"]
+        accepts = error_rate_text(o["false_accepts"], o["known_wrong"], o["false_accept_rate"], o["false_accept_ci95"])
+        rejects = error_rate_text(o["false_rejects"], o["known_right"], o["false_reject_rate"], o["false_reject_ci95"])
+        return f"false accepts {accepts}, false rejects {rejects}, kappa {rate(c['kappa'])}"
+    held = cal["heldout"]
+    first = (f"held-out set {held['calibration_set']} (never tuned on: the rates to quote): {rates(held)}; " if held
+             else "no held-out set was graded (judge.py --calibrate ... --heldout), so every rate here is in-sample; ")
+    return first + f"tuning set {cal['calibration_set']} (the rules were tuned on it): {rates(cal)}"
+
+
 def whole(x: float | None) -> str:
     """Token counts: whole numbers (half up, as people round) with thousands separators."""
     return "n/a" if x is None else f"{math.floor(x + 0.5):,}"

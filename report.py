@@ -63,8 +63,8 @@ from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
-from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, control_lines, disclosures, error_rate_text, estimate_text,
-                     interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
+from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, disclosures, error_rate_text,
+                     estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -512,11 +512,27 @@ def recall_line(scores: dict) -> list | None:
     return segs(Strong("Recall in context vs baseline"), " (", Link("details", "#paired-retrieval"), f"): {said}.")
 
 
-def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool) -> list:
+def grader_line(scores: dict, calibration: dict | None, grader: dict | None) -> list | None:
+    """The grader's error rates in one line, its held-out set beside the set its rules were tuned
+    on, as score.py prints them (metrics.calibration_text); None without a calibration or answers."""
+    if calibration is None or retrieval_only(scores):
+        return None
+    more = Link("details", "#judge")
+    if calibration["grader"] != grader:
+        return segs(Strong("Grader"), " (", more, "): the calibration given rates another grader, so its rates do not "
+                                                  "apply to these verdicts.")
+    return segs(Strong("Grader"), " (", more, f"): {calibration['grading']}, 95% Wilson intervals: "
+                                              f"{calibration_text(calibration)}.")
+
+
+def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool,
+                   grader: list | None) -> list:
     """The first screen: the answer table, then one line each for what the embedded reader can
-    show, the controls and every deviation (at most DEVIATION_LINES, the rest a link away)."""
+    show, the grader's calibration (`grader`, grader_line's), the controls and every deviation
+    (at most DEVIATION_LINES, the rest a link away)."""
     found = deviations(scores, checks, current)
-    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest), recall_line(scores)) if x is not None]
+    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest), recall_line(scores), grader)
+             if x is not None]
     lines.append(controls_line(scores, checks, current))
     whole_lines = len(lines)
     lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]
@@ -1247,7 +1263,8 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
                                                            if retrieval_only(scores) else
                                                            "each system's answer and the prompt it read") + ": ",
                               Link(html_name, "#questions"), "."))]
-    blocks += glance_section(scores, order, manifest, checks, current)
+    blocks += glance_section(scores, order, manifest, checks, current,
+                             grader_line(scores, calibration, grader_of(verdicts)))
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
     blocks += contract_section(scores, manifest, checks, current)

@@ -25,8 +25,9 @@ from collections import defaultdict
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
                        sha256_file, write_json_atomic)
-from metrics import (RESAMPLES, SEED, Scoring, control_lines, disclosures, interval_text, mdd_text, noise_floor_legend,
-                     noise_floor_text, pair_verdicts, rate, reading, retrieval_differences, separated_text, whole)
+from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, disclosures, interval_text, mdd_text,
+                     noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading, retrieval_differences,
+                     separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,17 +64,17 @@ def read_checks(path: str, runs: list[str]) -> dict:
 
 
 def read_calibration(path: str, pairs: list) -> dict:
-    """The grader's error rates on the calibration set, shown only for the grader that graded
-    these verdicts (rules, judge model and prompts alike)."""
-    cal = read_json(path, "calibration.json of judge.py --calibrate",
-                    ("grader", "calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures"))
+    """The grader's error rates on its tuning set and its held-out set (`heldout`, null when
+    judge.py --calibrate graded none), shown only for the grader that graded these verdicts
+    (rules, judge model and prompts alike)."""
+    fields = ("grader", "calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures", "heldout")
+    cal = read_json(path, "calibration.json of judge.py --calibrate", fields)
     graders = {tuple(sorted((k, v[k]) for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")))
                for _, v in pairs if v is not None}
     if graders and graders != {tuple(sorted(cal["grader"].items()))}:
         raise InputError(f"{path}: calibrates another grader than the one that graded these verdicts (rules or "
                          f"judge model differ); run judge.py --calibrate with this run's config")
-    return {"file": path, **{k: cal[k] for k in ("grader", "calibration_set", "grading", "overall", "by_kind",
-                                                 "kappa", "judge_failures")}}
+    return {"file": path, **{k: cal[k] for k in fields}}
 
 
 def read_audit(path: str) -> dict:
@@ -257,12 +258,9 @@ def render_text(scores: dict) -> str:
                 out.append(f"note: {s['label']}: {key.removesuffix('_note')}: {s[key]}")
     cal = scores["calibration"]
     if cal:
-        o, g = cal["overall"], cal["grader"]
+        g = cal["grader"]
         out.append(f"\njudge calibration of this grader ({cal['grading']}; rules {g['rules_sha256'][:12]}, judge "
-                   f"{g['judge_model'] or 'none'}) on {cal['calibration_set']}: false accept rate "
-                   f"{rate(o['false_accept_rate'])} ({o['false_accepts']} of {o['known_wrong']}), false reject rate "
-                   f"{rate(o['false_reject_rate'])} ({o['false_rejects']} of {o['known_right']}), kappa "
-                   f"{rate(cal['kappa'])}, n {o['n']}")
+                   f"{g['judge_model'] or 'none'}), 95% Wilson intervals: {calibration_text(cal)}")
     out += [f"warning: {w}" for w in scores["warnings"] + disclosures(systems)]
     out.append("\nwhat the controls say")
     out += [f"- {n}" for n in control_findings(scores)]

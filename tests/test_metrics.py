@@ -10,6 +10,7 @@ import pytest
 
 import metrics
 import score
+from grading import wilson_interval
 from interface import run_cli
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
@@ -579,18 +580,27 @@ def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, ca
     assert paired[1] == "  by type: single_hop +1.00 (no interval), temporal +0.500 (no interval)"
 
 
-def test_stdout_prints_the_graders_calibration(tmp_path, capsys):
-    cal = {"grader": RULES_ONLY, "calibration_set": "data/calibration.jsonl", "grading": "rules only",
-           "overall": {"n": 261, "known_wrong": 138, "known_right": 123, "false_accepts": 0, "false_rejects": 28,
-                       "false_accept_rate": 0.0, "false_reject_rate": 28 / 123},
-           "by_kind": {}, "kappa": 0.78, "judge_failures": 0}
+def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tuning_set(tmp_path, capsys):
+    def labelled(path: str, wrong: int, right: int, fa: int, fr: int, kappa: float) -> dict:
+        return {"calibration_set": path, "kappa": kappa, "by_kind": {}, "judge_failures": 0,
+                "overall": {"n": wrong + right, "known_wrong": wrong, "known_right": right, "false_accepts": fa,
+                            "false_rejects": fr, "false_accept_rate": fa / wrong, "false_reject_rate": fr / right,
+                            "false_accept_ci95": wilson_interval(fa, wrong),
+                            "false_reject_ci95": wilson_interval(fr, right)}}
+    cal = {"grader": RULES_ONLY, "grading": "rules only", **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
+           "heldout": labelled("data/heldout.jsonl", 216, 186, 0, 94, 0.45)}
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(cal))
     scored(tmp_path, {"A": four_clusters("A", {"q0"})}, "A", extra=("--calibration", str(path)))
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("judge calibration"))
-    assert line == (f"judge calibration of this grader (rules only; rules {RULES_ONLY['rules_sha256'][:12]}, judge none) "
-                    f"on data/calibration.jsonl: false accept rate 0.00 (0 of 138), false reject rate 0.228 (28 of "
-                    f"123), kappa 0.780, n 261")
+    # The held-out rates first, as the ones to quote, and the set the rules were tuned on named;
+    # Wilson intervals of 0 of 216 = [0, 0.0175] and 94 of 186 = [0.434, 0.576], as docs/grading.md gives.
+    assert line == (f"judge calibration of this grader (rules only; rules {RULES_ONLY['rules_sha256'][:12]}, judge "
+                    f"none), 95% Wilson intervals: held-out set data/heldout.jsonl (never tuned on: the rates to "
+                    f"quote): false accepts 0 of 216 (0.00, 0.00–0.0175), false rejects 94 of 186 (0.505, "
+                    f"0.434–0.576), kappa 0.450; tuning set data/calibration.jsonl (the rules were tuned on it): false "
+                    f"accepts 0 of 138 (0.00, 0.00–0.0271), false rejects 28 of 123 (0.228, 0.162–0.309), kappa 0.780")
+    assert line.endswith(metrics.calibration_text(cal))
 
 
 def test_with_only_the_controls_beside_the_baseline_the_minimum_detectable_difference_is_over_them(tmp_path):

@@ -14,6 +14,7 @@ import check
 import report
 import score
 from interface import run_cli, sha256_file
+from metrics import calibration_text
 from records import run_record, write_comparison
 from report_pipeline import make_report, pipeline
 
@@ -345,7 +346,7 @@ def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
     return str(path)
 
 
-def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
+def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path, capsys):
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
     calibration = json.load(open(os.path.join(DATA, "calibration.json"), encoding="utf-8"))
     v = next(json.loads(line) for line in open(paths["verdicts"], encoding="utf-8"))
@@ -364,6 +365,18 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path):
     assert rows[2][4] == (f"{held['false_rejects']} of {held['known_right']} ({report.rate(held['false_reject_rate'])}, "
                           f"{report.rate(lo)}–{report.rate(hi)})")
     assert "The rules were tuned on the tuning set" in md and "No judge calibration yet" not in md
+    # The first screen quotes the held-out rates beside the tuning set's, naming the set the rules
+    # were tuned on, in the words score.py prints.
+    said = calibration_text(calibration)
+    assert said.startswith("held-out set data/heldout.jsonl (never tuned on: the rates to quote): false accepts ")
+    assert "; tuning set data/calibration.jsonl (the rules were tuned on it): " in said
+    first_screen = md.split("## All metrics", 1)[0]
+    link = "[details](#the-judge-calibration-and-human-audit)"
+    assert f"**Grader** ({link}): rules only, 95% Wilson intervals: {said}." in first_screen
+    assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
+                                "--manifest", paths["manifest"], "--resamples", "20", "--calibration", str(cal)]) == 0
+    assert f"(rules only; rules {calibration['grader']['rules_sha256'][:12]}, judge none), 95% Wilson intervals: " \
+           f"{said}\n" in capsys.readouterr().out
     audit = json.load(open(os.path.join(DATA, "audit.json"), encoding="utf-8"))
     assert f"agrees with the person on {audit['overall']['agree']} of {audit['overall']['n']}" in md
     assert "No human audit yet" not in md
