@@ -170,6 +170,14 @@ def question_row(rec: dict, v: dict | None, label: str) -> dict:
 # One system: the metrics vector, over all its repeats
 # ---------------------------------------------------------------------------------------------
 
+def evidence_found(rec: dict) -> tuple[bool, bool]:
+    """One question's recall, for a record with gold evidence and provenance: whether some
+    evidence turn was retrieved (recall_any@k) and whether every one reached the context
+    (recall_all in context)."""
+    evidence = set(rec["evidence"])
+    return not evidence.isdisjoint(rec["retrieved_ids"]), evidence.issubset(rec["context_ids"])
+
+
 def recall_metrics(recs: list[dict]) -> dict:
     """Retrieval recall from provenance, and keyword recall (needs none), with reasons."""
     with_evidence = [r for r in recs if r["evidence"]]
@@ -194,9 +202,10 @@ def recall_metrics(recs: list[dict]) -> dict:
     keyworded = [r for r in recs if r["keyword_ranks"] is not None]
     kw_note = None if keyworded else ("no question has keywords (meta.keywords)" if not any(
         r["meta"].get("keywords") for r in recs) else "every question with keywords failed")  # optional annotation
+    found = [evidence_found(r) for r in measured]
     return {
-        "recall_any_at_k": mean([not set(r["evidence"]).isdisjoint(r["retrieved_ids"]) for r in measured]),
-        "recall_all_in_context": mean([set(r["evidence"]).issubset(r["context_ids"]) for r in measured]),
+        "recall_any_at_k": mean([any_ for any_, _ in found]),
+        "recall_all_in_context": mean([all_ for _, all_ in found]),
         "recall_n": len(measured), "recall_note": "; ".join(notes) or None,
         "keyword_recall_at_k": mean([bool(r["keyword_ranks"]) for r in keyworded]),
         "keyword_recall_in_context": mean([any(k <= r["hits_kept"] for k in r["keyword_ranks"]) for r in keyworded]),
@@ -810,10 +819,11 @@ class Scoring:
 # Between systems: paired differences in retrieval, which need no answer
 # ---------------------------------------------------------------------------------------------
 
-# The retrieval metrics compared with the baseline, question by question: every evidence turn in
-# the context (what the answer model could read), every evidence turn among the first k ranked
-# turns, and NDCG@k.
-RETRIEVAL_DIFFERENCE_METRICS = ("recall_all_in_context", "recall_all_at_k", "ndcg_at_k")
+# The retrieval metrics compared with the baseline, question by question: some evidence turn
+# among the k retrieved (recall_any@k, the figure that tells keyword matching from semantic search
+# on the bundled data), every evidence turn in the context (what the answer model could read),
+# every evidence turn among the first k ranked turns, and NDCG@k.
+RETRIEVAL_DIFFERENCE_METRICS = ("recall_any_at_k", "recall_all_in_context", "recall_all_at_k", "ndcg_at_k")
 
 
 def retrieval_values(rec: dict) -> dict | None:
@@ -822,7 +832,8 @@ def retrieval_values(rec: dict) -> dict | None:
     if not rec["evidence"] or rec["retrieved_ids"] is None or rec["context_ids"] is None:
         return None
     all_at_k, ndcg, _ = rank_scores(rec, rec["top_k"])
-    return {"recall_all_in_context": float(set(rec["evidence"]) <= set(rec["context_ids"])),
+    any_at_k, all_in_context = evidence_found(rec)
+    return {"recall_any_at_k": float(any_at_k), "recall_all_in_context": float(all_in_context),
             "recall_all_at_k": all_at_k, "ndcg_at_k": ndcg}
 
 

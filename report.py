@@ -741,8 +741,8 @@ def paired_section(scores: dict, order: list[dict]) -> list:
     return blocks
 
 
-RETRIEVAL_METRIC_NAMES = {"recall_all_in_context": "recall in ctx", "recall_all_at_k": "recall_all@k",
-                          "ndcg_at_k": "NDCG@k"}
+RETRIEVAL_METRIC_NAMES = {"recall_any_at_k": "recall@k", "recall_all_in_context": "recall in ctx",
+                          "recall_all_at_k": "recall_all@k", "ndcg_at_k": "NDCG@k"}
 
 
 def retrieval_paired_section(scores: dict) -> list:
@@ -753,9 +753,10 @@ def retrieval_paired_section(scores: dict) -> list:
     blocks: list = [Heading(level, "Paired comparison in retrieval", "paired-retrieval"),
                     Para(segs("Each system minus the baseline ", Code(scores["baseline"]), ", question by question, on "
                               "the questions with gold evidence that both trace to stored turns (provenance), with a "
-                              f"95% cluster-bootstrap interval ({scores['resamples']:,} resamples). recall in ctx: every "
-                              "evidence turn in the context the model read; recall_all@k and NDCG@k at the k the runs "
-                              "searched with. The controls are not compared."))]
+                              f"95% cluster-bootstrap interval ({scores['resamples']:,} resamples). recall@k: some "
+                              "evidence turn among the k retrieved; recall in ctx: every evidence turn in the context "
+                              "the model read; recall_all@k and NDCG@k at the k the runs searched with. The controls "
+                              "are not compared."))]
     if not found:
         return blocks + [Para(segs("No system besides the baseline and the controls: nothing to compare."))]
     notes = Footnotes()

@@ -73,7 +73,7 @@ def test_the_model_free_first_table_compares_recall(tmp_path, monkeypatch):
     assert hash_row[2] == f"[{report.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
     assert d["ci_low"] is not None and hash_row[3] == report.separated_text(d)
     paired = table_after(md, "Paired comparison in retrieval")
-    assert [r[1] for r in paired[1:]] == ["recall in ctx", "recall_all@k", "NDCG@k"]
+    assert [r[1] for r in paired[1:]] == ["recall@k", "recall in ctx", "recall_all@k", "NDCG@k"]
 
 
 def with_checks(tmp_path, paths: dict, statuses: dict) -> str:

@@ -119,6 +119,23 @@ def test_the_model_free_pass_compares_each_system_with_the_baseline_in_retrieval
     assert metrics.separated_text(r) in ("separated", "not separated")
 
 
+def test_recall_any_at_k_is_compared_with_the_baseline_too(tmp_path):
+    # Four cases, each question with two evidence turns. base retrieves neither; sys retrieves
+    # the first of them in three cases: recall_any@k +3/4, while every evidence turn in the
+    # context (recall in ctx) is +0 for both.
+    def recs(name, found):
+        return [run_record(name, f"q{i}", f"c{i}", None, [f"e{i}a", f"e{i}b"], [f"e{i}a"] if i in found else ["x"])
+                for i in range(4)]
+    s = scored(tmp_path, {"base": recs("base", set()), "sys": recs("sys", {0, 1, 2})}, "base", retrieval_only=True)
+    d = {x["metric"]: x for x in s["retrieval_differences"]}
+    assert d["recall_any_at_k"]["difference"] == pytest.approx(3 / 4)
+    assert d["recall_all_in_context"]["difference"] == 0.0
+    # The same figure as the system rows' recall_any_at_k, one minus the other.
+    rows = {x["label"]: x for x in s["systems"]}
+    assert d["recall_any_at_k"]["difference"] == pytest.approx(rows["sys"]["recall_any_at_k"] -
+                                                               rows["base"]["recall_any_at_k"])
+
+
 def test_a_retrieval_difference_is_paired_on_the_questions_both_measure(tmp_path):
     base = [run_record("base", f"q{i}", f"c{i}", "yes", [f"e{i}"], [f"e{i}"]) for i in range(4)]
     # sys has no provenance on q0 and q1: they leave the pair; on q2 and q3 it misses what base found
