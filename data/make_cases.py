@@ -736,7 +736,8 @@ class CaseBuilder:
         key = (svc, attr)
         if key in self.stated:
             return self.stated[key]
-        assert key not in self.blocked, key
+        if key in self.blocked:  # a generator bug: a value no turn may state (raised, so python -O keeps it)
+            raise RuntimeError(f"{self.case_id}: {svc}'s {attr} is blocked and must not be stated")
         s = self.pick_session() if session is None else session
         v = self.world[svc][attr]
         bank = {"owner": OWNER_SAY, "cluster": CLUSTER_SAY, "store": STORE_SAY,
@@ -1289,21 +1290,26 @@ STOP = set("a an the of to in on at for is are was were be by with and or what w
            "into about there their them they we our us i me my you your his her than".split())
 
 
-def check_case(case: dict) -> None:
-    """Raise AssertionError when a question breaks an authoring convention."""
+def check_case(case: dict) -> list[str]:
+    """Every way a version 1 case breaks an authoring convention, one line each naming the
+    question (empty when it keeps them all)."""
+    problems = []
     texts = {t["turn_id"]: t["text"] for s in case["sessions"] for t in s["turns"]}
     for q in case["questions"]:
         qtext = q["question"].lower()
         if q["type"] != "abstention":
-            assert not re.search(rf"(?<!\w){re.escape(q['gold_answer'].lower())}(?!\w)", qtext), q
+            if re.search(rf"(?<!\w){re.escape(q['gold_answer'].lower())}(?!\w)", qtext):
+                problems.append(f"{q['qid']}: the gold {q['gold_answer']!r} is in the question")
             # All keywords co-occur in at least one evidence turn (the answer-bearing one).
-            assert any(all(kw.lower() in texts[e].lower() for kw in q["meta"]["keywords"])
-                       for e in q["evidence"]), (q["qid"], q["meta"]["keywords"])
+            if not any(all(kw.lower() in texts[e].lower() for kw in q["meta"]["keywords"]) for e in q["evidence"]):
+                problems.append(f"{q['qid']}: no evidence turn holds all its keywords {q['meta']['keywords']}")
         # Distractor: some other turn shares a content word with the question (crudely
         # stemmed to five letters, so "benchmarks" and "benchmarking" count as shared).
         qwords = {w[:5] for w in WORD.findall(qtext) if w not in STOP}
         others = [t for tid, t in texts.items() if tid not in q["evidence"]]
-        assert any(qwords & {w[:5] for w in WORD.findall(t.lower())} for t in others), q["qid"]
+        if not any(qwords & {w[:5] for w in WORD.findall(t.lower())} for t in others):
+            problems.append(f"{q['qid']}: no turn outside the evidence shares a word with the question")
+    return problems
 
 
 def make_split(n_cases: int, seed: int, dev: bool) -> list[dict]:
@@ -1331,7 +1337,10 @@ def make_split(n_cases: int, seed: int, dev: bool) -> list[dict]:
             types.append(pick)
         case_id = f"{'dev' if dev else 'mb'}{i:03d}"
         case = CaseBuilder(random.Random(rng.random()), case_id, size, pools).build(types)
-        check_case(case)
+        # Raised, not asserted: `python -O` drops asserts, and --check must run these checks.
+        problems = check_case(case)
+        if problems:
+            raise RuntimeError(f"{case_id}: the generator made a case its own checks refuse: " + "; ".join(problems))
         cases.append(case)
     return cases
 

@@ -153,3 +153,20 @@ def test_asked_after_last_session(test_cases: list[dict], dev_cases: list[dict])
 def test_files_match_the_seeded_generator() -> None:
     import make_cases
     assert make_cases.main(["--check"]) == 0
+
+
+def test_the_version_1_checks_name_each_broken_convention_and_the_generator_refuses_such_a_case(
+        test_cases: list[dict], monkeypatch) -> None:
+    # Returned and raised, not asserted, so that `python -O data/make_cases.py --check` runs them.
+    import make_cases
+    case = test_cases[0]
+    assert make_cases.check_case(case) == []
+    q = next(q for q in case["questions"] if q["type"] != "abstention")
+    spoiled = {**case, "questions": [{**q, "question": f"{q['question']} Is it {q['gold_answer']}?",
+                                      "meta": {**q["meta"], "keywords": ["no-such-keyword"]}}]}
+    problems = make_cases.check_case(spoiled)
+    assert problems == [f"{q['qid']}: the gold {q['gold_answer']!r} is in the question",
+                        f"{q['qid']}: no evidence turn holds all its keywords ['no-such-keyword']"]
+    monkeypatch.setattr(make_cases, "check_case", lambda case: [f"{case['case_id']}q1: spoiled"])
+    with pytest.raises(RuntimeError, match="mb001: the generator made a case its own checks refuse: mb001q1: spoiled"):
+        make_cases.make_split(1, seed=7, dev=False)
