@@ -2298,10 +2298,14 @@ def check_case_v2(case: dict) -> list[str]:
             seq = derivation["sequence"]
             said = [next(s for s in seq if _names(t, s)) for t in texts]
             order = [s for _, s in sorted(zip((dates[e] for e in q["evidence"]), said))]
-            pick = {"first": order[0], "last": order[-1]}.get(derivation["pick"])
-            if pick is None:
+            how = derivation["pick"]
+            if how == "after":  # the one after the service the question names
                 prev = next(s for s in seq if _names(q["question"], s))
                 pick = order[order.index(prev) + 1]
+            elif how in ("first", "last"):
+                pick = {"first": order[0], "last": order[-1]}[how]
+            else:  # a generator bug: no question asks this
+                raise ValueError(f"{qid}: unknown order pick {how!r}; expected first, last or after")
             if order != seq or pick != gold:
                 bad("the order is not the order of its evidence")
         elif derivation["op"] == "date_plus":

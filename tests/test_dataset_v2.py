@@ -262,6 +262,19 @@ def test_the_check_refuses_a_distractor_equal_to_the_gold_and_an_unmarked_retrac
     assert any("is not marked retracted_by" in p and forgot["qid"] in p for p in problems)
 
 
+def test_the_check_refuses_an_order_question_with_an_unknown_pick(fixture: list[dict], bundled: list[dict]) -> None:
+    # An order question asks for the first, the last, or the one after a named one; any other
+    # pick is a generator bug, not a question to read as "after".
+    case = next(c for c in fixture + bundled if any(q["meta"].get("derivation", {}).get("op") == "order"
+                                                   for q in c["questions"]))
+    case = copy.deepcopy(case)
+    q = next(q for q in case["questions"] if q["meta"].get("derivation", {}).get("op") == "order")
+    assert mc.check_case_v2(case) == []
+    q["meta"]["derivation"]["pick"] = "middle"
+    with pytest.raises(ValueError, match=f"{q['qid']}: unknown order pick 'middle'; expected first, last or after"):
+        mc.check_case_v2(case)
+
+
 def test_the_generator_refuses_to_write_a_case_its_checks_refuse(monkeypatch) -> None:
     monkeypatch.setattr(mc, "check_case_v2", lambda case: ["hd001q1 (paraphrase): spoiled"])
     with pytest.raises(RuntimeError, match="hd001: the generator made a case its own checks refuse: hd001q1"):
