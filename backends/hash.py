@@ -33,8 +33,8 @@ class HashBackend:
     deterministic = True  # a fixed hash and exact search: the same adds give the same hits
 
     def __init__(self, dim: int = 1024) -> None:
-        self._embedder = HashEmbedder(dim)
-        self.version = self._embedder.name
+        self.embedder = HashEmbedder(dim)
+        self.version = self.embedder.name
         self._spaces: dict[str, _Namespace] = {}
         # add mutates the index while search reads it: one lock keeps a search from seeing a
         # half-appended posting list.
@@ -45,7 +45,7 @@ class HashBackend:
             self._spaces.pop(namespace, None)  # drop the index, not just its items
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
-        vectors = self._embedder.passages([it.text for it in items])
+        vectors = self.embedder.passages([it.text for it in items])
         with self._lock:
             space = self._spaces.setdefault(namespace, _Namespace())
             for it, vec in zip(items, vectors):
@@ -60,7 +60,7 @@ class HashBackend:
     def search(self, namespace: str, query: str, k: int) -> list[Hit]:
         if k < 1:
             return []
-        q = self._embedder.query(query)
+        q = self.embedder.query(query)
         with self._lock:
             space = self._spaces.get(namespace)
             if space is None:

@@ -127,6 +127,7 @@ class Mem0Backend:
             "history_db_path": ":memory:",
         }
         self._memory = mem0.Memory.from_config(config)
+        self.embedder = embedder
         self._memory.embedding_model = _Embedder(embedder)
         if infer:
             if client is None or not model:

@@ -56,6 +56,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "data")]
 
 from backends import load_backend  # noqa: E402
+from backends._embed import CachedEmbedder, EmbeddingBackend  # noqa: E402
 from interface import InputError, load_config, run_cli, session_items  # noqa: E402
 from machine import describe  # noqa: E402
 
@@ -183,13 +184,15 @@ def one_pass(system: str, cfg: dict, cases, k: int) -> dict:
         backend.reset(ns)
         n_cases += 1
     wall = time.perf_counter() - wall0
-    embedder = getattr(backend, "_embedder", None)
+    # The embedding cache's counts, for a backend that embeds through a cache (--embedding-cache).
+    cache = backend.embedder if isinstance(backend, EmbeddingBackend) else None
+    cache = cache if isinstance(cache, CachedEmbedder) else None
     return {"system": system, "version": backend.version, "cases": n_cases, "turns": turns,
             "largest_namespace": largest, "load_s": round(load_s, 2), "ingest_s": round(ingest_s, 2),
             "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
             "search_ms": searches, "search_cpu_ms": search_cpu, "evidence_at_k": round(found / with_evidence, 3) if with_evidence else None,
             "pass_s": round(wall, 1), "cpu_s": round(time.process_time() - cpu0, 1),
-            "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
+            "cache_hits": cache.hits if cache else None, "cache_misses": cache.misses if cache else None,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "load_after": " ".join(f"{x:.1f}" for x in os.getloadavg())}
 

@@ -533,11 +533,28 @@ def test_dense_and_chroma_share_the_embedding_cache(tmp_path):
     cfg = config(tmp_path, {"dense": {"model": "wordllama"}, "chroma": {"model": "wordllama"}})
     dense, chroma = load_backend("dense", cfg), load_backend("chroma", cfg)
     load(dense, "ns", ITEMS_A)
-    cache = dense._embedder
+    cache = dense.embedder
     misses = cache.misses
     load(chroma, "ns", ITEMS_A)
-    assert chroma._embedder is cache and cache.misses == misses
+    assert chroma.embedder is cache and cache.misses == misses
     assert os.path.dirname(cache.path) == str(tmp_path / "embeddings")
+
+
+def test_a_vector_backend_says_what_it_embeds_with_and_scale_reads_its_cache_counts(tmp_path):
+    _needs("wordllama")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    import scale
+    from backends._embed import CachedEmbedder, EmbeddingBackend, HashEmbedder
+    hashed, keyword = load_backend("hash", config(tmp_path, {})), load_backend("keyword", config(tmp_path, {}))
+    assert isinstance(hashed, EmbeddingBackend) and isinstance(hashed.embedder, HashEmbedder)
+    assert not isinstance(keyword, EmbeddingBackend)
+    case = {"case_id": "c1", "sessions": [SESSION_A, SESSION_A2],
+            "questions": [{"qid": "q1", "question": "Which Postgres does billing run?", "evidence": ["a4"]}]}
+    cfg = config(tmp_path, {"dense": {"model": "wordllama", "embedding_cache": True}})
+    dense = scale.one_pass("dense", cfg, [case], 3)
+    assert isinstance(load_backend("dense", cfg).embedder, CachedEmbedder)
+    assert (dense["cache_hits"], dense["cache_misses"]) == (0, 7)  # six turns and the question, once each
+    assert scale.one_pass("hash", cfg, [case], 3)["cache_hits"] is None  # no cache: not 0
 
 
 def test_bm25_splits_ascii_as_fts5_does(tmp_path):
