@@ -29,9 +29,10 @@ def run_system(cfg: str, backend: str, out, *extra: str) -> int:
 
 def test_the_default_budget_is_what_top_k_typical_turns_of_the_default_dataset_fill():
     """config.yaml's top_k and context_token_budget agree by the sweep's own rule (k = budget /
-    the dataset's typical turn as a context line, run.typical_hit_tokens), so that the budget,
-    not k, bounds the default contexts, as README.md says; a new default dataset, budget or k
-    that breaks the agreement fails here."""
+    the dataset's typical turn as a context line, run.typical_hit_tokens), as config.yaml and
+    docs/development.md say: k hits of the typical size fill the budget, so neither is far
+    looser than the other; a new default dataset, budget or k that breaks the agreement fails
+    here."""
     import math
     from context import make_counter
     from interface import load_config
