@@ -40,11 +40,10 @@ import random
 import sys
 from collections import defaultdict
 
-from grading import cohen_kappa, fisher_greater
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
                        InputError, check_format, dumps, not_utf8_error, read_jsonl, record_key, run_cli, sha256_text,
                        write_atomic, write_json_atomic)
-from metrics import rate
+from metrics import cohen_kappa, fisher_greater, rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
 # Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import math
 import os
 import re
 import string
@@ -1037,69 +1036,3 @@ def load_calibration(path: str) -> list[dict]:
     if not items:
         raise InputError(f"{path}: no calibration items")
     return items
-
-
-def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
-    """One-sided Fisher exact test: the probability, with a+b events spread at random over
-    n1+n2 trials, that the first group gets a or more of them (its rate is higher by chance)."""
-    total, events = n1 + n2, a + b
-    return sum(math.comb(events, x) * math.comb(total - events, n1 - x)
-               for x in range(a, min(events, n1) + 1)) / math.comb(total, n1)
-
-
-def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
-    """Cohen's kappa of two raters, one (first, second) label pair per item; None when it is
-    undefined: no items, or both raters gave everything the same one label."""
-    n = len(pairs)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in pairs)
-    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    chance = sum(first[c] * second[c] for c in first)  # expected agreements times n, in integers
-    if chance == n * n:
-        return None
-    return (observed / n - chance / (n * n)) / (1 - chance / (n * n))
-
-
-# z for a two-sided 95% interval.
-Z95 = 1.959963984540054
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> list[float] | None:
-    """The Wilson score interval of a rate of k in n (95% by default), as [low, high]; None for
-    n = 0. It stays inside [0, 1] and is not empty at k = 0, where a normal interval is."""
-    if n == 0:
-        return None
-    p, z2 = k / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
-def _rates(pairs: list[tuple[str, str]]) -> dict:
-    wrong = [verdict for label, verdict in pairs if label == "incorrect"]
-    right = [verdict for label, verdict in pairs if label == "correct"]
-    false_accepts = sum(v == "correct" for v in wrong)
-    false_rejects = sum(v != "correct" for v in right)
-    return {"n": len(pairs), "known_wrong": len(wrong), "known_right": len(right),
-            "false_accepts": false_accepts, "false_rejects": false_rejects,
-            "false_accept_rate": false_accepts / len(wrong) if wrong else None,
-            "false_reject_rate": false_rejects / len(right) if right else None,
-            "false_accept_ci95": wilson_interval(false_accepts, len(wrong)),
-            "false_reject_ci95": wilson_interval(false_rejects, len(right))}
-
-
-def calibration_rates(items: list[dict], verdicts: list[str]) -> dict:
-    """A grader's false-accept and false-reject rates on labelled items, overall and per kind,
-    and Cohen's kappa between labels and verdicts; `unparseable` counts as incorrect, as in
-    the scores. A rate with nothing to count is None."""
-    if len(verdicts) != len(items):
-        raise ValueError(f"{len(verdicts)} verdicts for {len(items)} items")
-    for v in verdicts:
-        if v not in ("correct", "incorrect", "unparseable"):
-            raise ValueError(f"a verdict must be correct, incorrect or unparseable, got {v!r}")
-    pairs = [(item["label"], "correct" if v == "correct" else "incorrect") for item, v in zip(items, verdicts)]
-    kinds = sorted({item["kind"] for item in items})
-    return {"overall": _rates(pairs),
-            "by_kind": {k: _rates([p for item, p in zip(items, pairs) if item["kind"] == k]) for k in kinds},
-            "kappa": cohen_kappa(pairs)}

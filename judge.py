@@ -48,7 +48,7 @@ import threading
 from collections import Counter
 from datetime import datetime, timezone
 
-from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, calibration_rates, deterministic,
+from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deterministic,
                      judge_prompt, load_calibration, parse_judge_reply, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
@@ -56,7 +56,7 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEF
                        write_atomic, write_json_atomic)
 from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
-from metrics import error_rate_text, rate
+from metrics import calibration_rates, error_rate_text, rate
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)

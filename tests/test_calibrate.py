@@ -13,7 +13,8 @@ import pytest
 
 import judge
 from conftest import ROOT, write_config
-from grading import RULES_SHA256, calibration_rates, deterministic, load_calibration, rules_verdict, wilson_interval
+from grading import RULES_SHA256, deterministic, load_calibration, rules_verdict
+from metrics import calibration_rates, wilson_interval
 from interface import run_cli
 from metrics import error_rate_text, rate
 

@@ -15,8 +15,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
-from grading import (RIGHT_KINDS, WRONG_KINDS, calibration_rates, cohen_kappa, load_calibration,  # noqa: E402
-                     rules_verdict, wilson_interval)
+from grading import RIGHT_KINDS, WRONG_KINDS, load_calibration, rules_verdict  # noqa: E402
+from metrics import calibration_rates, cohen_kappa, wilson_interval  # noqa: E402
 from interface import InputError, read_jsonl  # noqa: E402
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")

@@ -10,7 +10,6 @@ import pytest
 
 import metrics
 import score
-from grading import wilson_interval
 from interface import run_cli
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
@@ -585,8 +584,8 @@ def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tu
         return {"calibration_set": path, "kappa": kappa, "by_kind": {}, "judge_failures": 0,
                 "overall": {"n": wrong + right, "known_wrong": wrong, "known_right": right, "false_accepts": fa,
                             "false_rejects": fr, "false_accept_rate": fa / wrong, "false_reject_rate": fr / right,
-                            "false_accept_ci95": wilson_interval(fa, wrong),
-                            "false_reject_ci95": wilson_interval(fr, right)}}
+                            "false_accept_ci95": metrics.wilson_interval(fa, wrong),
+                            "false_reject_ci95": metrics.wilson_interval(fr, right)}}
     cal = {"grader": RULES_ONLY, "grading": "rules only", **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
            "heldout": labelled("data/heldout.jsonl", 216, 186, 0, 94, 0.45)}
     path = tmp_path / "calibration.json"
