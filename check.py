@@ -56,12 +56,11 @@ import sys
 from collections import defaultdict
 from datetime import datetime, timezone
 
-from grading import fisher_greater
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
                        InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
                        load_dataset, read_run_files, results_dir, run_cli, served_model_counts, session_items,
                        sha256_file, write_json_atomic)
-from metrics import (Scoring, cost_metrics, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
+from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 
 # A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.

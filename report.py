@@ -418,6 +418,15 @@ def baseline_of(d: dict, order: list[dict]) -> dict:
     return next(s for s in order if s["label"] == d["baseline"])
 
 
+def difference_cells(s: dict, scores: dict, d: dict | None) -> tuple:
+    """A first-screen row's difference to the baseline, linked to the questions where the two
+    differ, and whether its interval separates them; a word where there is no difference."""
+    if is_baseline(s, scores) or is_control(s) or d is None:
+        return ("baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"), "–"
+    diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
+    return diff, separated_text(d) + ("; within the noise floor" if d.get("within_noise_floor") else "")
+
+
 def glance_table(scores: dict, order: list[dict]) -> Table:
     """The answer, in one table that fits the page: per system its accuracy with its interval,
     its paired difference to the baseline with the interval and whether it separates them, the
@@ -428,13 +437,7 @@ def glance_table(scores: dict, order: list[dict]) -> Table:
     diffs = {d["system"]: d for d in scores["differences"]}
     rows = []
     for s in order:
-        d = diffs.get(s["label"])
-        if is_baseline(s, scores) or is_control(s) or d is None:
-            diff = "baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"
-            separated = "–"
-        else:
-            diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
-            separated = separated_text(d) + ("; within the noise floor" if d["within_noise_floor"] else "")
+        diff, separated = difference_cells(s, scores, diffs.get(s["label"]))
         tokens = ("n/a" if s["mean_prompt_tokens"] is None and s["mean_completion_tokens"] is None else
                   f"{whole(s['mean_prompt_tokens'])} + {whole(s['mean_completion_tokens'])}")
         rows.append([display(s, scores), estimate_text(s["accuracy"], s["accuracy_ci"]), diff, separated,
@@ -450,13 +453,7 @@ def glance_table_model_free(scores: dict, order: list[dict]) -> Table:
     diffs = {d["system"]: d for d in scores["retrieval_differences"] if d["metric"] == "recall_all_in_context"}
     rows = []
     for s in order:
-        d = diffs.get(s["label"])
-        if is_baseline(s, scores) or is_control(s) or d is None:
-            diff = "baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"
-            separated = "–"
-        else:
-            diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
-            separated = separated_text(d)
+        diff, separated = difference_cells(s, scores, diffs.get(s["label"]))
         rows.append([display(s, scores), rate(s["recall_all_in_context"]), diff, separated, rate(s["recall_all_at_k"]),
                      rate(s["ndcg_at_k"]), rate(s["evidence_recall_at_k"]), whole(s["mean_context_tokens"]),
                      rate(s["search_ms_p95"])])

@@ -645,7 +645,24 @@ def cap(text: str) -> str:
     return text[0].upper() + text[1:] if text else text
 
 
-class CaseBuilder:
+class Sessions:
+    """What both generators' case builders share: session times (`self.times`) and a counter of
+    chunk-local tags (`self._tag`), which each builder sets up in its __init__."""
+
+    times: list
+    _tag: int
+
+    def tag(self) -> str:
+        """A fresh chunk-local tag; turn ids are assigned at layout time."""
+        self._tag += 1
+        return f"f{self._tag}"
+
+    def day(self, s: int) -> date:
+        """The calendar date of session s."""
+        return self.times[s].date()
+
+
+class CaseBuilder(Sessions):
     """Builds one case: a world of facts, chunks placed in sessions, and questions."""
 
     def __init__(self, rng: random.Random, case_id: str, size: str, pools: dict) -> None:
@@ -695,15 +712,6 @@ class CaseBuilder:
         self.decks: dict = {}
 
     # -- helpers --------------------------------------------------------------------------
-
-    def tag(self) -> str:
-        """A fresh chunk-local tag; turn ids are assigned at layout time."""
-        self._tag += 1
-        return f"f{self._tag}"
-
-    def day(self, s: int) -> date:
-        """The calendar date of session s."""
-        return self.times[s].date()
 
     def pick_session(self, lo: int = 0, hi: int | None = None) -> int:
         """A random session index in [lo, hi] (hi defaults to the last session)."""
@@ -1676,7 +1684,7 @@ def next_weekday(d: date, weekday: int) -> date:
     return d + timedelta(days=ahead)
 
 
-class HardCase:
+class HardCase(Sessions):
     """One version 2 case: a long history of mostly unrelated work around a few facts that are
     hard to retrieve or to use, and one question of each kind asked after it."""
 
@@ -1725,15 +1733,6 @@ class HardCase:
         self.decks: dict = {}
 
     # -- helpers ------------------------------------------------------------------------------
-
-    def tag(self) -> str:
-        """A fresh chunk-local tag; turn ids are assigned at layout time."""
-        self._tag += 1
-        return f"f{self._tag}"
-
-    def day(self, s: int) -> date:
-        """The calendar date of session s."""
-        return self.times[s].date()
 
     def last(self) -> int:
         """The index of the last session."""

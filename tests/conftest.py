@@ -102,3 +102,15 @@ def script(name: str, *args: str, env: dict | None = None) -> subprocess.Complet
     """Run a repository script as a user would, from the repository root."""
     return subprocess.run([sys.executable, os.path.join(ROOT, name), *args], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """The report tests' realistic comparison: none, oracle, full_context, keyword and hash
+    through every stage against the fake endpoint, budget 60 tokens; one per test module."""
+    from report_pipeline import pipeline  # here: report_pipeline imports this module
+    with pytest.MonkeyPatch.context() as mp:
+        paths = pipeline(tmp_path_factory.mktemp("real"), monkeypatch=mp)
+    paths["md_text"] = open(paths["md"], encoding="utf-8").read()
+    paths["html_text"] = open(paths["html"], encoding="utf-8").read()
+    return paths

@@ -21,16 +21,6 @@ from report_pipeline import make_report, pipeline
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
 
 
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    """none, oracle, full_context, keyword and hash through every stage, budget 60 tokens."""
-    with pytest.MonkeyPatch.context() as mp:
-        paths = pipeline(tmp_path_factory.mktemp("real"), monkeypatch=mp)
-    paths["md_text"] = open(paths["md"], encoding="utf-8").read()
-    paths["html_text"] = open(paths["html"], encoding="utf-8").read()
-    return paths
-
-
 def table_after(md: str, heading: str) -> list[list[str]]:
     """The cells of the first markdown table under a heading."""
     rows: list[str] = []

@@ -21,16 +21,6 @@ from report_pipeline import make_report, pipeline
 from test_report import DATA, blob, build, recs, table_after
 
 
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    """none, oracle, full_context, keyword and hash through every stage, budget 60 tokens."""
-    with pytest.MonkeyPatch.context() as mp:
-        paths = pipeline(tmp_path_factory.mktemp("first-screen"), monkeypatch=mp)
-    paths["md_text"] = open(paths["md"], encoding="utf-8").read()
-    paths["html_text"] = open(paths["html"], encoding="utf-8").read()
-    return paths
-
-
 def first_screen(md: str) -> str:
     """What report.md says before its full metric table."""
     return md.split("## All metrics", 1)[0]
