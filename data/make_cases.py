@@ -647,9 +647,12 @@ def cap(text: str) -> str:
 
 class Sessions:
     """What both generators' case builders share: session times (`self.times`) and a counter of
-    chunk-local tags (`self._tag`), which each builder sets up in its __init__."""
+    chunk-local tags (`self._tag`), which each builder sets up in its __init__, and the numbering
+    of a session's turns."""
 
+    case_id: str
     times: list
+    tag_to_id: dict
     _tag: int
 
     def tag(self) -> str:
@@ -660,6 +663,17 @@ class Sessions:
     def day(self, s: int) -> date:
         """The calendar date of session s."""
         return self.times[s].date()
+
+    def session_record(self, i: int, t: datetime, turns: list[tuple]) -> dict:
+        """Session i at time t as the dataset writes it: its (role, text, tag) turns numbered,
+        and each tagged turn's id noted in `self.tag_to_id`."""
+        out = []
+        for j, (role, text, tg) in enumerate(turns, 1):
+            tid = f"{self.case_id}-s{i + 1}t{j}"
+            if tg:
+                self.tag_to_id[tg] = tid
+            out.append({"turn_id": tid, "role": role, "text": text})
+        return {"session_id": f"s{i + 1}", "timestamp": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "turns": out}
 
 
 class CaseBuilder(Sessions):
@@ -1236,14 +1250,7 @@ class CaseBuilder(Sessions):
                 turns.append(("user", r.choice(SESSION_OPENERS), None))
             for ch in chunks:
                 turns.extend(ch.turns)
-            out = []
-            for j, (role, text, tg) in enumerate(turns, 1):
-                tid = f"{self.case_id}-s{i + 1}t{j}"
-                if tg:
-                    self.tag_to_id[tg] = tid
-                out.append({"turn_id": tid, "role": role, "text": text})
-            sessions.append({"session_id": f"s{i + 1}",
-                             "timestamp": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "turns": out})
+            sessions.append(self.session_record(i, t, turns))
         return sessions
 
     def build(self, types: list[str]) -> dict:
@@ -2151,13 +2158,7 @@ class HardCase(Sessions):
             turns = [("user", r.choice(SESSION_OPENERS), None)] if r.random() < 0.5 else []
             for ch in chunks:
                 turns.extend(ch.turns)
-            out = []
-            for j, (role, text, tg) in enumerate(turns, 1):
-                tid = f"{self.case_id}-s{i + 1}t{j}"
-                if tg:
-                    self.tag_to_id[tg] = tid
-                out.append({"turn_id": tid, "role": role, "text": text})
-            sessions.append({"session_id": f"s{i + 1}", "timestamp": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "turns": out})
+            sessions.append(self.session_record(i, t, turns))
         # Retracted turns say so (turn meta is not given to the systems, only to the metrics).
         for s in sessions:
             for turn in s["turns"]:
