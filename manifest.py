@@ -33,8 +33,9 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 def code_files() -> list[str]:
     """Every file of code a result depends on: the stage scripts and shared modules at the root
-    (serve.py included: it decides what model file is served) and every backend module."""
-    root = sorted(f for f in os.listdir(ROOT) if f.endswith(".py"))
+    (serve.py included: it decides what model file is served), the report's style and script,
+    and every backend module."""
+    root = sorted(f for f in os.listdir(ROOT) if f.endswith((".py", ".css", ".js")))
     backends = sorted(os.path.join("backends", f) for f in os.listdir(os.path.join(ROOT, "backends"))
                       if f.endswith(".py"))
     return root + backends
