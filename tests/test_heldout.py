@@ -13,8 +13,9 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT
-from grading import RIGHT_KINDS, WRONG_KINDS, load_calibration, rule_errors
+from grading import RIGHT_KINDS, RULES_SHA256, WRONG_KINDS, load_calibration, rule_errors, rules_verdict
 from interface import read_jsonl
+from metrics import calibration_rates, wilson_interval
 
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
 TUNING = (os.path.join(ROOT, "data", "calibration.jsonl"), os.path.join(ROOT, "data", "tuning2.jsonl"),
@@ -67,3 +68,21 @@ def test_rules_make_no_more_errors_on_the_heldout_set_than_recorded(what):
 def test_rules_accept_no_wrong_heldout_answer_with_a_judge():
     errors = rule_errors(load_calibration(HELDOUT), True)
     assert errors["false_accepts"] == 0, errors["false_accept_ids"]
+
+
+def rate_cell(k: int, n: int) -> str:
+    """A count as README.md and docs/grading.md write it: 'k of n (p%, low-high%)', Wilson 95%."""
+    low, high = wilson_interval(k, n)
+    return f"{k} of {n} ({100 * k / n:.1f}%, {100 * low:.1f}-{100 * high:.1f}%)"
+
+
+@pytest.mark.parametrize("doc", ["README.md", os.path.join("docs", "grading.md")])
+def test_the_docs_quote_the_rates_the_rules_make_now(doc):
+    text = open(os.path.join(ROOT, doc), encoding="utf-8").read()
+    assert f"rules `{RULES_SHA256[:12]}`" in text, f"{doc} quotes rates of other rules: measure them again"
+    for path in (HELDOUT, TUNING[0]):
+        items = load_calibration(path)
+        overall = calibration_rates(items, [rules_verdict(i, False) for i in items])["overall"]
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{os.path.relpath(path, ROOT)}`"))
+        assert rate_cell(overall["false_accepts"], overall["known_wrong"]) in row, (doc, row)
+        assert rate_cell(overall["false_rejects"], overall["known_right"]) in row, (doc, row)
