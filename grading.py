@@ -697,6 +697,25 @@ def _gold_positions(words: tuple[Word, ...], gold: list[str], whose: bool) -> li
     return sorted(out, key=lambda r: r.start)
 
 
+def _asked(question: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The clause of a question that asks: from the last question word that opens a sentence or
+    follows a colon to the last question mark ("Who should I go to as the owner of pintail-geo?"
+    in "Remind me, because it is not in my notes: Who should I go to as the owner of
+    pintail-geo?"); from the start when no such word opens a part before it, and the whole
+    question when it has no question mark. The frame around the clause says why it is asked,
+    not what: its negation ("I don't want to guess"), tense ("Wren is asking me") and other
+    words are not the question's."""
+    ends = [i for i, w in enumerate(question) if w.form == "?"]
+    if not ends:
+        return question
+    for i in range(ends[-1] - 1, 0, -1):
+        w = question[i]
+        opens = question[i - 1].form == "?" or not w.glued and any(c in ".:!;…" for c in w.sep)
+        if opens and w.fold in QUESTION_STARTS:
+            return question[i:ends[-1] + 1]
+    return question[:ends[-1] + 1]
+
+
 def _contains_gold(record: dict) -> bool:
     """The containment rule (rules-only grading): the answer states the gold, with its case
     where case tells words apart, and nothing that could make a reader doubt that the gold is
@@ -711,7 +730,7 @@ def _contains_gold(record: dict) -> bool:
     folds, forms = [w.fold for w in words], [w.form for w in words]
     gold_words = _words(record["gold_answer"])
     gold, gold_folds = [w.form for w in gold_words], {w.fold for w in gold_words}
-    q_words = _words(record["question"])
+    q_words = _asked(_words(record["question"]))
     question, q_forms = [w.fold for w in q_words], [w.form for w in q_words]
     spans = _gold_positions(words, gold, "whose" in question)
     if not spans:
@@ -842,7 +861,7 @@ RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "NUMBER_WORDS", 
 RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_cased", "_words", "verdict_normalize", "_folded", "declines",
                   "_same_word", "_says_nothing_new", "_gap", "pure_abstention", "_phrases", "verdict_equal", "_spans",
                   "_contains", "_opener_positions", "_phrase_positions", "_choice_words", "_names", "_shape", "_plain",
-                  "_value_runs", "_restated", "_gold_positions", "_contains_gold", "deterministic", "porter_stem",
+                  "_value_runs", "_restated", "_gold_positions", "_asked", "_contains_gold", "deterministic", "porter_stem",
                   "_consonant", "_measure", "_has_vowel", "_cvc", "_suffix_rule", "_step1", "_step2", "_step4", "_step5")
 
 

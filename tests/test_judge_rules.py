@@ -452,6 +452,27 @@ def test_contains_accepts_no_restatement_that_turns_the_question_around(question
     assert rules_only(rec(gold, answer, question=question)) is None
 
 
+# The question is its asking clause: the frame of a question as people ask it in the middle of
+# other work says why it is asked, and its negation or tense is not the question's.
+@pytest.mark.parametrize("question, gold, answer, verdict", [
+    ("Remind me, because it is not in my notes: Who should I go to as the owner of pintail-geo?", "Amara Vance",
+     "The owner of pintail-geo is Amara Vance.", ("correct", "contains")),
+    ("Wren is asking me and I don't want to guess: Which config file format does the user prefer?", "JSON5",
+     "The user prefers JSON5.", ("correct", "contains")),
+    ("Which service does billing page? I don't want to guess.", "ledger-sync", "Billing pages ledger-sync.",
+     ("correct", "contains")),
+    ("Remind me, because it is not in my notes: Which service does not use Postgres?", "billing",
+     "Billing uses Postgres.", None),
+    ("Can you check your memory for me? Which service does not use Postgres?", "billing", "Billing uses Postgres.",
+     None),
+    ("Which database does billing not use: Postgres or MySQL?", "MySQL", "Billing uses MySQL.", None),
+    ("Amara is asking me and I don't want to guess: Who is the release manager now?", "Priya Raman",
+     "Priya Raman was the release manager.", None),
+])
+def test_contains_reads_the_asked_clause_not_its_frame(question, gold, answer, verdict):
+    assert rules_only(rec(gold, answer, question=question)) == verdict
+
+
 def test_contains_accepts_the_year_of_a_date_only_from_the_question():
     offsite = "When is the Berlin offsite scheduled in 2026?"
     for answer in ("22 June 2026.", "The Berlin offsite is scheduled for 2026-06-22.", "June 22, 2026"):
