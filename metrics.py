@@ -653,10 +653,18 @@ def noise_half_width(system: dict) -> float | None:
 
 def minimum_detectable(difference: dict | None) -> float | None:
     """The smallest true paired difference this comparison detects with 80% power at 95%
-    confidence: (z_0.975 + z_0.80) x the bootstrap standard error of the paired difference."""
-    if difference is None or difference["standard_error"] is None:
+    confidence: (z_0.975 + z_0.80) x the bootstrap standard error of the paired difference.
+    None where that error is unknown (fewer than two clusters) or 0 (the difference is the same
+    in every resample, as when two systems agree on every question): there is no spread to
+    scale, and 0 would claim that any difference is detected."""
+    if difference is None or not difference["standard_error"]:
         return None
     return (Z95 + Z80) * difference["standard_error"]
+
+
+# Why a minimum detectable difference is n/a when the standard error behind it is 0.
+NO_SPREAD = ("the paired difference is the same in every bootstrap resample (standard error 0), as when the systems "
+             "agree on every question: no spread to scale")
 
 
 MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the paired difference to the baseline on "
@@ -787,18 +795,20 @@ class Scoring:
         but the controls beside the baseline, the largest over the controls, said so."""
         out = {}
         for budget in self.budgets:
-            values = [d["minimum_detectable_difference"] for d in differences if d["budget"] == budget]
+            paired = [d for d in differences if d["budget"] == budget]
             formula, note = MDD_FORMULA, None
-            if not values:
+            if not paired:
                 base = self.baseline_label(baseline, budget)
-                values = [minimum_detectable(self.paired(label, base)) for label in self.labels(budget)
-                          if label != base and self.systems[label]["graded"]]
+                paired = [d for d in (self.paired(label, base) for label in self.labels(budget)
+                                      if label != base and self.systems[label]["graded"]) if d is not None]
                 formula = MDD_FORMULA.replace("over the systems compared", "over the controls (no other system is "
                                                                            "compared)")
-            measured = [v for v in values if v is not None]
+            measured = [v for v in map(minimum_detectable, paired) if v is not None]
             if not measured:
-                note = "needs at least two clusters of graded answerable questions" if values else \
+                note = "needs at least two clusters of graded answerable questions" if paired else \
                     "no system is compared with the baseline"
+                if any(d["standard_error"] == 0 for d in paired):
+                    note = NO_SPREAD
                 if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
                     note = "no answer was graded (a retrieval-only run)"
             out[str(budget)] = {"value": max(measured) if measured else None, "method": "paired_bootstrap_se",

@@ -292,6 +292,12 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
     s, _ = scored(tmp_path, one, "B")
     assert s["minimum_detectable_difference"]["1200"]["value"] is None
     assert "two clusters" in s["minimum_detectable_difference"]["1200"]["note"]
+    # Two systems that agree on every question: the standard error is 0, and so would be the
+    # minimum detectable difference, claiming that any difference is detected; it is n/a instead.
+    s, _ = scored(tmp_path, {"A": four_clusters("A", {"q1"}), "B": b}, "B")
+    assert s["differences"][0]["standard_error"] == 0 and s["differences"][0]["minimum_detectable_difference"] is None
+    assert s["minimum_detectable_difference"]["1200"] == {"value": None, "method": "paired_bootstrap_se",
+                                                          "formula": metrics.MDD_FORMULA, "note": metrics.NO_SPREAD}
 
 
 def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detectable_difference_is_not(

@@ -497,9 +497,10 @@ def test_repeats_and_the_noise_floor_have_a_table(tmp_path):
     single = rows["**keyword** (baseline)"]
     assert single[1] == "1" and re.fullmatch(r"n/a \[\d+\]", single[2])
     assert "repeats: a single repeat: run with --repeat 2 or more to measure the noise floor (keyword)" in md
-    # other minus keyword is +0.25 in both cases (over other's two repeats): no sampling spread at all.
-    assert "Minimum detectable difference: 0.00, (1.960 + 0.842) x the bootstrap standard error of the paired " \
-           "difference" in md
+    # other minus keyword is +0.25 in both cases (over other's two repeats): no sampling spread at
+    # all, so no minimum detectable difference (0 would claim that any difference is detected).
+    assert "Minimum detectable difference: n/a (the paired difference is the same in every bootstrap resample " \
+           "(standard error 0)" in md
 
 
 def test_paired_differences_and_memory_metrics_per_question_type(tmp_path):
