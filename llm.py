@@ -32,6 +32,7 @@ import json
 import os
 import queue
 import random
+import re
 import select
 import ssl
 import sys
@@ -53,6 +54,9 @@ MAX_BACKOFF_S = 60.0
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: the server is busy or failed, not the request (the openai SDK's set).
 RETRY_STATUSES = frozenset({408, 409, 429})
+# Keys at least this long are hidden wherever they occur in an error message; shorter ones only
+# where they stand as a word of their own (_scrub).
+SHORT_KEY = 8
 # The preflight's question: small, and recognisable in a server's log (tests/fake_llm.py knows it).
 PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
 # Calls in a row that could not connect, each after all its retries (about 15 s of backoff with
@@ -544,9 +548,14 @@ class LLMClient:
         return min(MAX_BACKOFF_S, self.backoff_s * 2 ** min(attempt - 1, 10)) * random.uniform(0.5, 1.0)
 
     def _scrub(self, text: str) -> str:
-        """Never let the key reach a record, even if a server echoes it in an error."""
-        if self._api_key:
+        """Never let the key reach a record, even if a server echoes it in an error. A key
+        shorter than SHORT_KEY characters is hidden where it stands as a token of its own: hidden
+        inside words, a key "x" made "'max_tokens' is not supported" unreadable, and the refused
+        setting could no longer be named."""
+        if self._api_key and len(self._api_key) >= SHORT_KEY:
             text = text.replace(self._api_key, "***")
+        elif self._api_key:
+            text = re.sub(rf"(?<![\w-]){re.escape(self._api_key)}(?![\w-])", "***", text)
         return text[:300]
 
 

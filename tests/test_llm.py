@@ -319,6 +319,23 @@ def test_a_parameter_the_endpoint_refuses_stops_the_run_before_any_question_with
     assert not any(refused in body for body in fake_llm.bodies[1:])
 
 
+def test_a_short_key_is_hidden_as_a_word_and_leaves_the_refused_setting_readable(tmp_path, fake_llm, capsys,
+                                                                                 monkeypatch):
+    # Hidden everywhere, a key "x" turned "'max_tokens' is not supported" into "'ma***_tokens'",
+    # and the run advised the wrong fix.
+    monkeypatch.setenv("LLM_API_KEY", "x")
+    fake_llm.refused_params = {"max_tokens"}
+    cfg = write_config(tmp_path)
+    assert run_cli(run.main, ["--config", cfg, "--backend", "none", "--out", str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "'max_tokens' is not supported" in err
+    assert "set max_tokens_param: max_completion_tokens in answer_sampling" in err
+    client = LLMClient(load_config(cfg))
+    assert client._scrub("bad key x; max x-ray x") == "bad key ***; max x-ray ***"
+    monkeypatch.setenv("LLM_API_KEY", "sk-long-secret")
+    assert LLMClient(load_config(cfg))._scrub("key sk-long-secret1 and sk-long-secret") == "key ***1 and ***"
+
+
 def test_an_unknown_model_stops_the_run_at_its_preflight(tmp_path, fake_llm, capsys):
     fake_llm.models = {"the-served-model"}
     assert run_cli(run.main, ["--config", write_config(tmp_path), "--backend", "none",
