@@ -24,9 +24,10 @@ join    reads the labelled sheet (as saved by a spreadsheet: comma, semicolon or
         below p = 0.05 (the judge is then not neutral for this dataset: tighten the rubric).
 
 Usage:
-  python audit.py sample --verdicts results/verdicts.jsonl --n 100 --seed 11 \\
-      --out-sheet results/audit-sheet.csv --out-key results/audit-key.jsonl
-  python audit.py join results/audit-sheet.csv results/audit-key.jsonl --out results/audit.json
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python audit.py sample --verdicts results/$RUN/verdicts.jsonl --n 100 --seed 11 \\
+      --out-sheet results/$RUN/audit-sheet.csv --out-key results/$RUN/audit-key.jsonl
+  python audit.py join results/$RUN/audit-sheet.csv results/$RUN/audit-key.jsonl --out results/$RUN/audit.json
 """
 from __future__ import annotations
 
@@ -287,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sample", help="draw a blind sheet and its key from the verdicts")
-    s.add_argument("--verdicts", required=True, help="results/verdicts.jsonl from judge.py")
+    s.add_argument("--verdicts", required=True, help="results/$RUN/verdicts.jsonl from judge.py")
     s.add_argument("--n", type=int, default=100, help="answers to sample (seed guide 6.1: 50 to 100)")
     s.add_argument("--seed", type=int, default=11)
     s.add_argument("--out-sheet", help="the blind sheet (default audit-sheet.csv beside --verdicts)")

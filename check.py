@@ -1,6 +1,6 @@
 """Check the instrument before reading any comparison (seed guide, section 9; seed 001's
 checklist): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers behind it,
-and the same goes to results/checks.json for score.py and the report. Exit 1 on any FAIL.
+and the same goes to results/$RUN/checks.json for score.py and the report. Exit 1 on any FAIL.
 
 The run files are held against the dataset (--config, or --manifest) and their verdicts as
 score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
@@ -43,10 +43,11 @@ A check that cannot run (its control, rerun or judge is absent) is a SKIP that s
 a PASS. Thresholds come from the `checks:` section of config.yaml (defaults: CHECK_DEFAULTS).
 
 Usage:
-  python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --manifest results/manifest-RUN.json
-  python check.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --config config.yaml \\
-      --rerun runs-check/keyword-2.jsonl --lag runs-check/keyword-wait.jsonl --out results/checks.json
-  python check.py --runs runs/model-free/*.jsonl --config config.yaml --out results/model-free/checks.json
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python check.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --manifest results/$RUN/manifest-$RUN.json
+  python check.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --config config.yaml \\
+      --rerun runs-check/keyword-2.jsonl --lag runs-check/keyword-wait.jsonl --out results/$RUN/checks.json
+  python check.py --runs runs/$RUN/model-free/*.jsonl --config config.yaml --out results/$RUN/model-free/checks.json
 """
 from __future__ import annotations
 
@@ -702,12 +703,12 @@ def render(results: list[dict], out: str | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run every check; exit 1 when one FAILs."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/*.jsonl)")
-    ap.add_argument("--verdicts", help="results/verdicts.jsonl from judge.py (not needed when every run is "
+    ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/$RUN/*.jsonl)")
+    ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl from judge.py (not needed when every run is "
                                        "retrieval-only)")
     ap.add_argument("--config", default="config.yaml", help="the `checks:` thresholds, and the dataset unless "
                                                             "--manifest names it (default config.yaml)")
-    ap.add_argument("--manifest", help="results/manifest-RUN.json: names the dataset the runs were made from")
+    ap.add_argument("--manifest", help="results/$RUN/manifest-$RUN.json: names the dataset the runs were made from")
     ap.add_argument("--allow-partial", action="store_true",
                     help="check the questions every system holds, instead of refusing runs that lack some")
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")

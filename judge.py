@@ -32,10 +32,11 @@ overall, with Cohen's kappa; the JSON names the grader, so score.py shows only t
 grader that graded the run. A judge model is trusted only after this.
 
 Usage:
-  python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl
-  python judge.py --config config.yaml --runs runs/*.jsonl --out results/verdicts.jsonl --fresh
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python judge.py --config config.yaml --runs runs/$RUN/*.jsonl --out results/$RUN/verdicts.jsonl
+  python judge.py --config config.yaml --runs runs/$RUN/*.jsonl --out results/$RUN/verdicts.jsonl --fresh
   python judge.py --config config.yaml --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
-      --out results/calibration.json
+      --out results/$RUN/calibration.json
 """
 from __future__ import annotations
 
@@ -310,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                                                             "against unless --manifest names it (default config.yaml)")
     ap.add_argument("--manifest", help="a manifest-RUN.json: the dataset the runs are held against")
     ap.add_argument("--runs", nargs="+", help="run files written by run.py")
-    ap.add_argument("--out", help="results/verdicts.jsonl (resumable); with --calibrate, the rates as JSON "
+    ap.add_argument("--out", help="results/$RUN/verdicts.jsonl (resumable); with --calibrate, the rates as JSON "
                                   "(default results/RUN_ID/calibration.json, the config's run_id)")
     ap.add_argument("--workers", type=int, help="concurrent judge calls (default: config workers)")
     ap.add_argument("--fresh", action="store_true", help="discard --out and regrade everything")

@@ -10,8 +10,9 @@ dataset as score.py holds them) has exactly one verdict, graded against what the
 now, by one grader: what score.py would refuse, merge.py refuses first.
 
 Usage:
-  python merge.py --config config.yaml --out runs/keyword.jsonl runs/shards/keyword.*.jsonl
-  python merge.py --verdicts --runs runs/*.jsonl --out results/verdicts.jsonl results/shards/verdicts.*.jsonl
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python merge.py --config config.yaml --out runs/$RUN/keyword.jsonl runs/$RUN/shards/keyword.*.jsonl
+  python merge.py --verdicts --runs runs/$RUN/*.jsonl --out results/$RUN/verdicts.jsonl results/$RUN/shards/verdicts.*.jsonl
 """
 from __future__ import annotations
 

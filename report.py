@@ -1658,13 +1658,13 @@ def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Read the run's files, write report.md, report.html and the plots beside them."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scores", required=True, help="results/scores.json from score.py --json")
-    ap.add_argument("--manifest", required=True, help="results/manifest-RUN.json from manifest.py")
+    ap.add_argument("--scores", required=True, help="results/$RUN/scores.json from score.py --json")
+    ap.add_argument("--manifest", required=True, help="results/$RUN/manifest-$RUN.json from manifest.py")
     ap.add_argument("--runs", nargs="+", required=True, help="the run files score.py scored")
-    ap.add_argument("--verdicts", help="results/verdicts.jsonl (not needed for retrieval-only runs)")
-    ap.add_argument("--checks", help="results/checks.json from check.py (optional)")
-    ap.add_argument("--calibration", help="results/calibration.json from judge.py --calibrate (optional)")
-    ap.add_argument("--audit", help="results/audit.json from audit.py join (optional)")
+    ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl (not needed for retrieval-only runs)")
+    ap.add_argument("--checks", help="results/$RUN/checks.json from check.py (optional)")
+    ap.add_argument("--calibration", help="results/$RUN/calibration.json from judge.py --calibrate (optional)")
+    ap.add_argument("--audit", help="results/$RUN/audit.json from audit.py join (optional)")
     ap.add_argument("--dataset", help="the dataset, when it is no longer where the manifest says (checked by sha256)")
     ap.add_argument("--out", help="report.md to write; report.html and the plots go beside it (default: report.md "
                                   "beside --scores)")

@@ -24,11 +24,12 @@ A finished file is in dataset order.
                            machines split one run; merge.py joins the shard files
 
 Usage:
-  python run.py --config config.yaml --backend none --out runs/none.jsonl
-  python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --workers 8
-  python run.py --config config.yaml --backend keyword --out runs/keyword.jsonl --fresh
-  python run.py --config config.yaml --backend keyword --out runs/sweep/keyword.jsonl --budgets 500,2000,8000
-  python run.py --config config.yaml --backend keyword --out runs/retrieval/keyword.jsonl --retrieval-only
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python run.py --config config.yaml --backend none --out runs/$RUN/none.jsonl
+  python run.py --config config.yaml --backend keyword --out runs/$RUN/keyword.jsonl --workers 8
+  python run.py --config config.yaml --backend keyword --out runs/$RUN/keyword.jsonl --fresh
+  python run.py --config config.yaml --backend keyword --out runs/$RUN/sweep/keyword.jsonl --budgets 500,2000,8000
+  python run.py --config config.yaml --backend keyword --out runs/$RUN/retrieval/keyword.jsonl --retrieval-only
 """
 from __future__ import annotations
 
@@ -349,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", required=True, help="config.yaml")
     ap.add_argument("--backend", required=True, help="none, oracle, full_context or a backends/ module")
-    ap.add_argument("--out", required=True, help="runs/NAME.jsonl (appended to, resumable)")
+    ap.add_argument("--out", required=True, help="runs/$RUN/NAME.jsonl (appended to, resumable)")
     ap.add_argument("--workers", type=int, help="concurrent model calls (default: config workers)")
     ap.add_argument("--budgets", help="token budgets for one search each, e.g. 500,2000,8000 (default: config)")
     ap.add_argument("--repeat", type=int, help="run the system N times (default: config repeats)")

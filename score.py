@@ -10,11 +10,12 @@ their verdicts, writes scores.json and prints the same numbers. A metric that ca
 measured is null, with the reason beside it, never 0.
 
 Usage:
-  python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword
-  python score.py --runs runs/*.jsonl --verdicts results/verdicts.jsonl --baseline keyword \\
-      --json results/scores.json --manifest results/manifest-RUN.json
-  python report.py --scores results/scores.json ...   # the report, from these numbers
-  jq -c '.questions[] | select(.cause == "reader_miss")' results/scores.json
+  RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
+  python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword
+  python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword \\
+      --json results/$RUN/scores.json --manifest results/$RUN/manifest-$RUN.json
+  python report.py --scores results/$RUN/scores.json ...   # the report, from these numbers
+  jq -c '.questions[] | select(.cause == "reader_miss")' results/$RUN/scores.json
 """
 from __future__ import annotations
 
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the score tables; optionally write them as JSON (the input of report.py)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True)
-    ap.add_argument("--verdicts", help="results/verdicts.jsonl (not needed for retrieval-only runs)")
+    ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl (not needed for retrieval-only runs)")
     ap.add_argument("--baseline", required=True, help="the system every other is compared with (its --backend "
                                                       "name or its display name)")
     ap.add_argument("--config", default="config.yaml", help="names the dataset the runs are held against "
@@ -311,10 +312,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="score every system on the questions all of them hold, instead of refusing runs that lack "
                          "some of the dataset's questions")
     ap.add_argument("--json", help="write the numbers as JSON here (report.py turns them into the report)")
-    ap.add_argument("--checks", help="results/checks.json of these runs (check.py), shown with the scores")
-    ap.add_argument("--calibration", help="results/calibration.json of the grader that graded these runs "
+    ap.add_argument("--checks", help="results/$RUN/checks.json of these runs (check.py), shown with the scores")
+    ap.add_argument("--calibration", help="results/$RUN/calibration.json of the grader that graded these runs "
                                           "(judge.py --calibrate)")
-    ap.add_argument("--audit", help="results/audit.json (audit.py join): judge-human agreement")
+    ap.add_argument("--audit", help="results/$RUN/audit.json (audit.py join): judge-human agreement")
     a = ap.parse_args(argv)
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
