@@ -2,6 +2,7 @@
 
 Usage:
   python -m backends check-config config.yaml
+  python -m backends check-config              # config.yaml, as the stages default to
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m backends", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    sub.add_parser("check-config", help="validate a config file").add_argument("path")
+    sub.add_parser("check-config", help="validate a config file").add_argument(
+        "path", nargs="?", default="config.yaml", help="the config (default: config.yaml, as the stages)")
     a = ap.parse_args(argv)
     cfg = load_config(a.path)
     for name in cfg["backends"]:

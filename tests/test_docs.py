@@ -131,12 +131,16 @@ def test_the_prompt_recipe_prints_the_context_the_model_read(ran):
     assert output(ran, "first(inputs").rstrip("\n") == first["context_text"]
 
 
+def test_the_recipe_comparing_two_runs_finds_the_rerun_of_a_deterministic_system_the_same(ran):
+    assert output(ran, "diff <(jq") == "the same hits\n"
+
+
 def test_every_jq_block_has_its_output_checked():
     checked = ('IN("incorrect", "unparseable")', "full_context.jsonl | wc -l", "uniq -c", 'select(.cause == "reader_miss")',
-               "first(inputs")
+               "first(inputs", "diff <(jq")
     for page in PAGES:
         for block in runnable(page):
-            if re.search(r"(^|\|\s*)jq\b", block, re.M):
+            if re.search(r"(^|\|\s*|<\()jq\b", block, re.M):
                 assert any(c in block for c in checked), f"{page}: a jq recipe whose output no test checks:\n{block}"
 
 
