@@ -15,7 +15,8 @@ Before a stage's first question, preflight() sends one small request with the st
 sampling parameters, so that a refused connection, an unknown model, a refused key or a
 parameter the endpoint refuses stops the stage within seconds with the setting to change (exit
 2), instead of failing every question. During a stage, CONNECTION_FAILURES_TO_STOP calls in a
-row that could not connect, each after its retries, stop it (EndpointDown, exit 3): every
+row that could not connect (the first after its retries, the next with one try each) stop it
+(EndpointDown, exit 3): every
 record written stays, and the same command resumes.
 
 Usage (a smoke test of the endpoint):
@@ -59,10 +60,11 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 SHORT_KEY = 8
 # The preflight's question: small, and recognisable in a server's log (tests/fake_llm.py knows it).
 PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
-# Calls in a row that could not connect, each after all its retries (about 15 s of backoff with
-# the default settings), before a stage stops: fewer could be one blip that several workers saw
-# at once; more would send every question of a dead endpoint through its retries (the issue
-# "The answer on the first screen": 381 s on the dev split).
+# Calls in a row that could not connect before a stage stops: the first after all its retries
+# (about 15 s of backoff with the default settings), the next with one try each (_ask). Fewer
+# could be one blip that several workers saw at once; more would send every question of a dead
+# endpoint through its retries (the issue "The answer on the first screen": 381 s on the dev
+# split).
 CONNECTION_FAILURES_TO_STOP = 3
 
 
@@ -446,6 +448,11 @@ class LLMClient:
                                   entry["finish_reason"])
             if wait is None or attempt > self.max_retries:
                 break
+            # An earlier call already spent its retries on a connection that failed, and none
+            # has connected since: one try each until one connects, so that a dead endpoint
+            # stops a stage after one call's retries, not CONNECTION_FAILURES_TO_STOP calls'.
+            if error == "connection" and self._connection_failures:
+                break
             time.sleep(wait)
         if error == "connection":
             with self._lock:
@@ -453,7 +460,7 @@ class LLMClient:
                 failures = self._connection_failures
             if failures >= CONNECTION_FAILURES_TO_STOP:
                 raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label}, "
-                                   f"each after {self.max_retries} retries; stopped. Every record written so far "
+                                   f"the first after {self.max_retries} retries; stopped. Every record written so far "
                                    f"is kept: rerun the same command when the endpoint is up")
         return Completion(None, None, None, False, error, attempt)
 

@@ -392,6 +392,9 @@ def test_an_endpoint_that_goes_away_mid_run_stops_it_with_exit_3_and_the_same_co
     assert f"{CONNECTION_FAILURES_TO_STOP} calls in a row could not connect to the model endpoint {fake_llm.url}" in err
     recs = records(out)
     assert [r["error"] for r in recs] == [None, None] + ["connection"] * (CONNECTION_FAILURES_TO_STOP - 1)
+    # The first call that could not connect spent its retries; the next try once each, so that a
+    # dead endpoint stops the stage after one call's backoff, not after every call's.
+    assert [r["retries"] for r in recs[2:]] == [1] + [0] * (CONNECTION_FAILURES_TO_STOP - 2)
     port = int(fake_llm.url.split(":")[-1].split("/")[0])
     again = FakeLLM(port=port).start()  # the endpoint is back
     try:
