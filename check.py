@@ -358,7 +358,7 @@ def check_order(scoring: Scoring, budget: int, pairs: dict, sweep: bool) -> dict
     """Every real system between none and oracle on answerable questions; one above the oracle
     is flagged for an evidence audit with the questions it alone got right."""
     at = f"@{budget}" if sweep else ""
-    none, oracle = scoring.control("none", budget), scoring.control("oracle", budget)
+    none, oracle = scoring.row_of("none", budget), scoring.row_of("oracle", budget)
     if none is None or oracle is None:
         absent = " and no ".join(n for n, label in (("none", none), ("oracle", oracle)) if label is None)
         return result("controls", f"order{at}", "SKIP", f"no {absent} run: real systems are not placed between the "
@@ -394,7 +394,7 @@ def check_above_oracle(scoring: Scoring, budget: int, sweep: bool, settings: dic
     0: given exactly the evidence, the oracle knows all a system can, unless the system leaks
     (its store holds the golds) or checks.above_oracle says why it may."""
     at = f"@{budget}" if sweep else ""
-    oracle = scoring.control("oracle", budget)
+    oracle = scoring.row_of("oracle", budget)
     if oracle is None:
         return None
     items, allowed = [], []

@@ -711,9 +711,10 @@ class Scoring:
         """The system rows of one budget."""
         return [label for label in self.systems if self.budget_of[label] == budget]
 
-    def control(self, name: str, budget: int) -> str | None:
-        """The label of a control's row at a budget, or None when it was not run."""
-        return next((label for label in self.labels(budget) if self.systems[label]["backend"] == name), None)
+    def row_of(self, backend: str, budget: int) -> str | None:
+        """The label of a system's row at a budget (a control, the baseline), or None when it was
+        not run."""
+        return next((label for label in self.labels(budget) if self.systems[label]["backend"] == backend), None)
 
     def paired(self, a: str, b: str, sel: str = "answerable") -> dict | None:
         """System a minus system b (labels of one budget) over all their repeats."""
@@ -738,7 +739,7 @@ class Scoring:
     def gap_closed(self, label: str) -> dict:
         """Gap closed between the none and oracle controls of the label's budget."""
         budget = self.budget_of[label]
-        none, oracle = self.control("none", budget), self.control("oracle", budget)
+        none, oracle = self.row_of("none", budget), self.row_of("oracle", budget)
         if none is None or oracle is None:
             return {"gap_closed": None, "gap_closed_ci": None,
                     "gap_closed_note": "needs both the none and oracle controls in the comparison"}
@@ -755,10 +756,6 @@ class Scoring:
         lo, hi = interval(resampled)
         return {"accuracy_ci": None if lo is None else [lo, hi]}
 
-    def baseline_label(self, baseline: str, budget: int) -> str | None:
-        """The baseline's row at a budget (baseline: its display name)."""
-        return next((label for label in self.labels(budget) if self.systems[label]["backend"] == baseline), None)
-
     def differences(self, baseline: str) -> list[dict]:
         """Each system (not a control) against the baseline, budget by budget: the headline over
         answerable questions, per question type, and abstention (unanswerable questions) on its
@@ -766,7 +763,7 @@ class Scoring:
         either system's noise floor, and the minimum detectable difference of the pair."""
         out = []
         for budget in self.budgets:
-            base = self.baseline_label(baseline, budget)
+            base = self.row_of(baseline, budget)
             stats = self.stats[budget]
             types = sorted({sel[5:] for sel in stats.counts if sel.startswith("type:")})
             for s in row_order([self.systems[x] for x in self.labels(budget)], baseline):
@@ -798,7 +795,7 @@ class Scoring:
             paired = [d for d in differences if d["budget"] == budget]
             formula, note = MDD_FORMULA, None
             if not paired:
-                base = self.baseline_label(baseline, budget)
+                base = self.row_of(baseline, budget)
                 paired = [d for d in (self.paired(label, base) for label in self.labels(budget)
                                       if label != base and self.systems[label]["graded"]) if d is not None]
                 formula = MDD_FORMULA.replace("over the systems compared", "over the controls (no other system is "

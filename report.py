@@ -413,11 +413,6 @@ def questions_href(**view) -> str:
     return "#questions?" + urllib.parse.urlencode({k: v for k, v in view.items() if v not in (None, "")})
 
 
-def baseline_of(d: dict, order: list[dict]) -> dict:
-    """The baseline's row a difference was taken against (one per budget)."""
-    return next(s for s in order if s["label"] == d["baseline"])
-
-
 def difference_cells(s: dict, scores: dict, d: dict | None) -> tuple:
     """A first-screen row's difference to the baseline, linked to the questions where the two
     differ, and whether its interval separates them; a word where there is no difference."""
