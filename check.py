@@ -428,10 +428,7 @@ def check_controls(scoring: Scoring | None, pairs: list | None, why: str | None,
     """The control checks on the answers, or SKIPs that say why they could not run."""
     if scoring is None:
         return [result("controls", name, "SKIP", why) for name in ("none", "oracle", "order")]
-    sweep = len(scoring.budgets) > 1
-    by_label: dict = defaultdict(list)
-    for r, v in pairs:
-        by_label[system_label(r, sweep)].append((r, v))
+    sweep, by_label = len(scoring.budgets) > 1, pairs_by_row(pairs)
     out = []
     for name, fn in (("none", check_none), ("oracle", check_oracle)):
         labels = sorted(label for label, s in scoring.systems.items() if s["backend"] == name)
@@ -613,8 +610,8 @@ def case_hashes(cases: list[dict]) -> dict:
 # Judge health (seed guide, section 6)
 # ---------------------------------------------------------------------------------------------
 
-def judged_by_system(pairs: list[tuple[dict, dict]]) -> dict:
-    """The verdicts the LLM judge gave, per system row (repeats together)."""
+def pairs_by_row(pairs: list[tuple[dict, dict]]) -> dict:
+    """The (record, verdict) pairs per system row (repeats together), rows in label order."""
     sweep = len({r[BUDGET_FIELD] for r, _ in pairs}) > 1
     out: dict = defaultdict(list)
     for r, v in sorted(pairs, key=lambda p: system_label(p[0], sweep)):
@@ -626,7 +623,7 @@ def check_unparseable(pairs: list[tuple[dict, dict]], settings: dict) -> dict:
     """Unparseable verdicts and failed judge calls per system; WARN on a system with clearly
     more unparseable verdicts than the others pooled."""
     counts = {}
-    for label, rows in judged_by_system(pairs).items():
+    for label, rows in pairs_by_row(pairs).items():
         judged = [v for _, v in rows if v["by"] == "llm"]
         counts[label] = {"judged": len(judged), "unparseable": sum(v["verdict"] == "unparseable" for v in judged),
                          "judge_errors": sum(v["judge_error"] is not None for v in judged)}
@@ -658,7 +655,7 @@ def check_disagreement(pairs: list[tuple[dict, dict]]) -> dict:
     """Where a rule and the LLM judge both decided an answer, they should agree: a rule decides
     only what is beyond doubt, so a disagreement is a judge error or a rule bug to read."""
     counts, items = {}, []
-    for label, rows in judged_by_system(pairs).items():
+    for label, rows in pairs_by_row(pairs).items():
         both = [(r, v) for r, v in rows if v["by"] == "llm" and v["rules_only_verdict"] is not None
                 and v["verdict"] in ("correct", "incorrect")]
         off = [(r, v) for r, v in both if v["verdict"] != v["rules_only_verdict"]]
