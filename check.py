@@ -55,11 +55,12 @@ import argparse
 import os
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
-                       InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, load_config,
-                       load_dataset, read_run_files, results_dir, run_cli, served_model_counts, session_items,
+                       InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, iter_cases,
+                       load_config, read_run_files, results_dir, run_cli, served_model_counts, session_items,
                        sha256_file, write_json_atomic)
 from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
@@ -597,7 +598,7 @@ def check_leakage(path: str, rows: list[tuple[int, dict]], cases: dict) -> dict 
                   f"in order", numbers)
 
 
-def case_hashes(cases: list[dict]) -> dict:
+def case_hashes(cases: Iterable[dict]) -> dict:
     """case_id -> (items_sha256 of its turns as run.py adds them, how many)."""
     out = {}
     for case in cases:
@@ -756,7 +757,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result("lag", None, "SKIP", "no --lag given: rerun a backend with run.py --extra-wait-s 30 "
                               "to rule out indexing lag"))
     # 4. Nothing but the turns was stored.
-    hashes = case_hashes(load_dataset(dataset.path))
+    # The cases of the runs, read again from the file dataset_from validated.
+    hashes = case_hashes(iter_cases(dataset.path, {rec["case_id"] for _, _, rec in rows}))
     results += [r for path, file_rows in by_file.items() if (r := check_leakage(path, file_rows, hashes))]
     # 5. The judge.
     if pairs is None:

@@ -61,7 +61,7 @@ import yaml
 
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, dataset_from, load_comparison, load_dataset, read_json, read_jsonl,
+                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, disclosures, error_rate_text,
                      estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
@@ -1702,7 +1702,9 @@ def main(argv: list[str] | None = None) -> int:
     blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
                           paths)
     write_atomic(a.out, render_markdown(blocks, os.path.basename(paths["html"])))
-    data = explorer_data(scores, order, records, load_dataset(dataset.path), verdicts, manifest)
+    # The cases of the records, read again from the file dataset_from validated.
+    cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))
+    data = explorer_data(scores, order, records, cases, verdicts, manifest)
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
           "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)
