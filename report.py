@@ -1145,12 +1145,10 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
                            [False, False, False], "text")]
 
 
-def checks_current(checks: dict | None, run_paths: list[str]) -> bool:
-    """Whether checks.json was made from exactly these run files (by content)."""
-    if checks is None:
-        return False
-    theirs = sorted(checks["inputs"]["runs"].values())
-    return theirs == sorted(sha256_file(p) for p in run_paths)
+def checks_current(checks: dict | None, scores: dict) -> bool:
+    """Whether checks.json was made from exactly the run files scores.json was (by content);
+    main() has held those to the --runs files (check_inputs)."""
+    return checks is not None and sorted(checks["inputs"]["runs"].values()) == sorted(scores["inputs"]["runs"].values())
 
 
 def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
@@ -1245,7 +1243,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     line each), then the seed guide's order: every metric, the contract, the paired comparisons,
     the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
-    current = checks_current(checks, paths["runs"])
+    current = checks_current(checks, scores)
     got = plots or {}
     kind = "model-free report (retrieval only)" if retrieval_only(scores) else "report"
     html_name = os.path.basename(paths["html"])

@@ -50,11 +50,12 @@ def resolve_baseline(name: str, systems: list[dict], budgets: list[int]) -> str:
     return baseline
 
 
-def read_checks(path: str, runs: list[str]) -> dict:
-    """check.py's verdict on the instrument, refused if it checked other run files than these."""
+def read_checks(path: str, run_sha256: set[str]) -> dict:
+    """check.py's verdict on the instrument, refused if it checked other run files than these
+    (given by their sha256)."""
     checks = read_json(path, "checks.json of check.py")
     check_format(checks, CHECKS_FORMAT, path, "rerun check.py")
-    if set(checks["inputs"]["runs"].values()) != {sha256_file(r) for r in runs}:
+    if set(checks["inputs"]["runs"].values()) != run_sha256:
         raise InputError(f"{path}: checked other run files than --runs (their sha256 differ); rerun check.py "
                          f"on these runs")
     return {"file": path, "status": checks["status"], "counts": checks["counts"],
@@ -329,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     baseline = resolve_baseline(a.baseline, list(scoring.systems.values()), scoring.budgets)
     served = served_models(comparison.records)
     first = comparison.records[0]
+    run_sha256 = {p: sha256_file(p) for p in a.runs}
     numbers = scoring.scores(baseline)
     questions = numbers.pop("questions")
     numbers["retrieval_differences"] = retrieval_differences(comparison.records, baseline, a.resamples, a.seed)
@@ -339,10 +341,10 @@ def main(argv: list[str] | None = None) -> int:
               "left_out": comparison.left_out, "served_models": served,
               "warnings": served_model_warnings(served) + coverage_notes(comparison),
               "inputs": {"dataset": dataset.path, "dataset_sha256": dataset.sha256,
-                         "runs": {p: sha256_file(p) for p in a.runs},
+                         "runs": run_sha256,
                          "verdicts": {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {},
                          "manifest": a.manifest, "config": None if a.manifest else a.config},
-              "checks": read_checks(a.checks, a.runs) if a.checks else None,
+              "checks": read_checks(a.checks, set(run_sha256.values())) if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,
               "audit": read_audit(a.audit) if a.audit else None,
               "questions": questions}
