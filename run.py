@@ -44,11 +44,11 @@ from typing import TextIO
 from backends import code_sha256, load_backend
 from context import answer_prompt, build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
-                       InputError, Progress, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks, load_config,
-                       parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text, select_cases,
-                       write_atomic)
+                       InputError, Progress, ServiceDown, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks,
+                       load_config, parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text,
+                       select_cases, write_atomic)
 from interface import RUN_FORMAT
-from llm import EndpointDown, LLMClient, Workers, server_info
+from llm import LLMClient, Workers, server_info
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
@@ -542,7 +542,7 @@ def search_case(system, case: dict, todo: list[dict], namespace: str, identity: 
     try:
         ingested = system.ingest(case, namespace, cfg, identity["extra_wait_s"])
         ingest_error = None
-    except (InputError, EndpointDown):
+    except (InputError, ServiceDown):
         raise  # bad config, a refused key, a dead endpoint: every case would fail the same way
     except Exception as e:
         ingested, ingest_error = {}, backend_error(e)
@@ -554,7 +554,7 @@ def search_case(system, case: dict, todo: list[dict], namespace: str, identity: 
         try:
             hits, search_ms = system.hits(case, q, namespace, identity["top_k"])
             searched[q["qid"]] = (hits, search_ms, None)
-        except (InputError, EndpointDown):
+        except (InputError, ServiceDown):
             raise
         except Exception as e:
             searched[q["qid"]] = ([], None, backend_error(e))

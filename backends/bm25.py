@@ -33,7 +33,7 @@ from itertools import repeat
 from operator import add
 
 from backends import check_settings, require
-from backends.keyword import Postings, TieOrder, tokens
+from backends.keyword import ARRAYS_FROM, Postings, TieOrder, tokens
 from interface import Hit, InputError, MemoryItem, parse_time
 
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -45,9 +45,6 @@ ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 # terms in different orders, which can differ in the last bits; pruning only what falls short
 # by more than this keeps every turn that could tie.
 SLACK = 1e-9
-# A namespace this large is searched with numpy arrays; a smaller one in plain Python, which
-# needs no numpy import (run.py's start-up) and is as fast there. Both give the same hits.
-ARRAYS_FROM = 2000
 
 
 def _sqlite_desc(stamp: str) -> tuple:

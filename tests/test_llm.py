@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from conftest import API_KEY, ROOT, write_config
 from fake_llm import FakeLLM
 from interface import SAMPLING_DEFAULTS, InputError, load_config, run_cli
 from llm import LLMClient, cache_key
+from processes import free_port
 
 
 def records(path) -> list[dict]:
@@ -268,13 +268,6 @@ def test_a_preflight_is_sent_once_and_then_served_from_the_cache(tmp_path, fake_
     client(tmp_path).preflight("m", 10)
     client(tmp_path).preflight("m", 10)
     assert fake_llm.requests == fake_llm.preflights == 1
-
-
-def free_port() -> int:
-    """A port nothing listens on: bound once by the system, then released."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def stage(name: str, *args: str, env: dict) -> subprocess.CompletedProcess:
