@@ -364,18 +364,11 @@ class LLMClient:
         if self._cache_get(key) is not None:
             return
         body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        for attempt in range(1, self.max_retries + 2):
-            with self._lock:
-                self.network_calls += 1
-            entry, wait, error, detail = self._attempt(body, attempt)
-            if entry is not None:
-                if entry["text"]:
-                    self._cache_put(key, entry)
-                return
-            if error == "connection" or wait is None or attempt > self.max_retries:
-                break
-            time.sleep(wait)
-        raise self._preflight_error(error, detail, model, attempt)
+        entry, error, detail, attempt = self._send(body, retry_connection=lambda: False)
+        if entry is None:
+            raise self._preflight_error(error, detail, model, attempt)
+        if entry["text"]:
+            self._cache_put(key, entry)
 
     def _preflight_error(self, error: str, detail: str, model: str, attempts: int) -> Exception:
         """The exception for a failed preflight, naming the endpoint and what to change."""
@@ -428,32 +421,38 @@ class LLMClient:
         self._count(hit["usage"], cached=True)
         return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
 
-    def _ask(self, key: str, request: dict) -> Completion:
-        """Send the request, retrying what can be retried; cache a good answer."""
-        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        error = None
+    def _send(self, body: bytes, retry_connection: Callable[[], bool]) -> tuple[dict | None, str | None, str, int]:
+        """One request with the retries it may take: (cache entry, None, '', attempts) on
+        success, else (None, error, what happened for people, attempts). A failed connection
+        is retried only while retry_connection() says so, asked after each failure."""
         for attempt in range(1, self.max_retries + 2):
             with self._lock:
                 self.network_calls += 1
-            entry, wait, error, _ = self._attempt(body, attempt)
+            entry, wait, error, detail = self._attempt(body, attempt)
             if entry is not None:
-                self._count(entry["usage"], cached=False)
-                if not entry["text"]:
-                    # An empty answer is a failure of the call, not an answer: never cached, so
-                    # a rerun asks again; the record says empty_answer.
-                    return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
-                                      attempt, entry["finish_reason"])
-                self._cache_put(key, entry)
-                return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
-                                  entry["finish_reason"])
-            if wait is None or attempt > self.max_retries:
-                break
-            # An earlier call already spent its retries on a connection that failed, and none
-            # has connected since: one try each until one connects, so that a dead endpoint
-            # stops a stage after one call's retries, not CONNECTION_FAILURES_TO_STOP calls'.
-            if error == "connection" and self._connection_failures:
+                return entry, None, "", attempt
+            if wait is None or attempt > self.max_retries or error == "connection" and not retry_connection():
                 break
             time.sleep(wait)
+        return None, error, detail, attempt
+
+    def _ask(self, key: str, request: dict) -> Completion:
+        """Send the request, retrying what can be retried; cache a good answer."""
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        # Once a call has spent its retries on a connection that failed, and none has connected
+        # since, a call tries once: a dead endpoint stops a stage after one call's retries, not
+        # CONNECTION_FAILURES_TO_STOP calls'.
+        entry, error, _, attempt = self._send(body, retry_connection=lambda: not self._connection_failures)
+        if entry is not None:
+            self._count(entry["usage"], cached=False)
+            if not entry["text"]:
+                # An empty answer is a failure of the call, not an answer: never cached, so a
+                # rerun asks again; the record says empty_answer.
+                return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
+                                  attempt, entry["finish_reason"])
+            self._cache_put(key, entry)
+            return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
+                              entry["finish_reason"])
         if error == "connection":
             with self._lock:
                 self._connection_failures += 1
