@@ -1075,6 +1075,14 @@ def separated_text(d: dict | None) -> str:
     return "separated" if d["separated"] else "not separated"
 
 
+def coverage_reasons(coverage: dict, partial: str = "--allow-partial") -> list[str]:
+    """Why runs cover less than the dataset, from a comparison's coverage: the --limit and
+    --shard they recorded, and `partial` for what --allow-partial left out."""
+    return ([f"--limit {', '.join(map(str, coverage['limit']))}"] if coverage["limit"] else []) + \
+        ([f"--shard {', '.join(coverage['shards'])}"] if coverage["shards"] else []) + \
+        ([partial] if coverage["partial"] else [])
+
+
 def mdd_text(m: dict) -> str:
     """The minimum detectable difference of a budget, with how it was computed, or why it is n/a."""
     return f"n/a ({m['note']})" if m["value"] is None else f"{rate(m['value'])}, {m['formula']}"

@@ -63,8 +63,9 @@ from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
-from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, disclosures, error_rate_text,
-                     estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, whole)
+from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
+                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
+                     separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -388,9 +389,7 @@ def coverage_line(scores: dict) -> list | None:
     c = scores["coverage"]
     if c["scored_questions"] == c["dataset_questions"]:
         return None
-    why = ", ".join(([f"--limit {', '.join(map(str, c['limit']))}"] if c["limit"] else [])
-                    + ([f"--shard {', '.join(c['shards'])}"] if c["shards"] else [])
-                    + (["--allow-partial left out the questions some system lacks"] if c["partial"] else []))
+    why = ", ".join(coverage_reasons(c, "--allow-partial left out the questions some system lacks"))
     return segs(Strong(f"Partial comparison: {c['scored_questions']} of the dataset's {c['dataset_questions']} "
                        f"questions"), " (", Link("details", "#contract"), f"): {why}. These numbers are not comparable "
                                                                            f"to a run on the whole dataset.")

@@ -26,9 +26,9 @@ from collections import defaultdict
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
                        sha256_file, write_json_atomic)
-from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, disclosures, interval_text, mdd_text,
-                     noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading, retrieval_differences,
-                     separated_text, whole)
+from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
+                     interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
+                     retrieval_differences, separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,9 +136,7 @@ def coverage_notes(comparison) -> list[str]:
     c = comparison.coverage
     notes = []
     if c["scored_questions"] < c["dataset_questions"]:
-        why = ([f"--limit {', '.join(map(str, c['limit']))}"] if c["limit"] else []) + \
-              ([f"--shard {', '.join(c['shards'])}"] if c["shards"] else []) + \
-              (["--allow-partial"] if c["partial"] else [])
+        why = coverage_reasons(c)
         notes.append(f"These runs are scored on {c['scored_questions']} of the dataset's {c['dataset_questions']} "
                      f"questions ({', '.join(why)}): the numbers are not comparable to a run on the whole dataset.")
     for lo in comparison.left_out:
