@@ -149,7 +149,7 @@ def question_row(rec: dict, v: dict | None, label: str) -> dict:
            # cause, so `jq` can tell a partial retrieval_miss from a total one.
            "evidence_n": len(evidence), "evidence_retrieved": None, "evidence_in_context": None,
            "evidence_note": no_evidence_reason(rec) if not evidence and answerable else None}
-    if evidence and rec["retrieved_ids"] is not None and rec["context_ids"] is not None:
+    if retrieval_measurable(rec):
         wanted = set(evidence)
         row["evidence_retrieved"] = len(wanted.intersection(rec["retrieved_ids"]))
         row["evidence_in_context"] = len(wanted.intersection(rec["context_ids"]))
@@ -178,10 +178,16 @@ def evidence_found(rec: dict) -> tuple[bool, bool]:
     return not evidence.isdisjoint(rec["retrieved_ids"]), evidence.issubset(rec["context_ids"])
 
 
+def retrieval_measurable(rec: dict) -> bool:
+    """Whether a record's retrieval can be measured: it has gold evidence, and provenance (the
+    stored turns its hits and its context came from)."""
+    return bool(rec["evidence"]) and rec["retrieved_ids"] is not None and rec["context_ids"] is not None
+
+
 def recall_metrics(recs: list[dict]) -> dict:
     """Retrieval recall from provenance, and keyword recall (needs none), with reasons."""
     with_evidence = [r for r in recs if r["evidence"]]
-    measured = [r for r in with_evidence if r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    measured = [r for r in with_evidence if retrieval_measurable(r)]
     # Why recall is missing matters: a failed question retrieved nothing to measure, while a
     # hit without source ids came back but cannot be traced to stored turns.
     failed = sum(1 for r in with_evidence if r["error"] is not None)
@@ -244,7 +250,7 @@ def rank_metrics(recs: list[dict]) -> dict:
     """recall_all@k, NDCG@k and the evidence share at k (LoCoMo's R@k) over the questions that
     recall_metrics measures (gold evidence and provenance), at the k the runs searched with (the
     contract's top_k)."""
-    measured = [r for r in recs if r["evidence"] and r["retrieved_ids"] is not None and r["context_ids"] is not None]
+    measured = [r for r in recs if retrieval_measurable(r)]
     scores = [rank_scores(r, r["top_k"]) for r in measured]
     return {"rank_k": recs[0]["top_k"], "recall_all_at_k": mean([x[0] for x in scores]),
             "ndcg_at_k": mean([x[1] for x in scores]), "evidence_recall_at_k": mean([x[2] for x in scores])}
@@ -836,7 +842,7 @@ RETRIEVAL_DIFFERENCE_METRICS = ("recall_any_at_k", "recall_all_in_context", "rec
 def retrieval_values(rec: dict) -> dict | None:
     """A record's value of each compared retrieval metric, or None when it cannot be measured
     (no gold evidence, or no provenance: the same questions recall_metrics leaves out)."""
-    if not rec["evidence"] or rec["retrieved_ids"] is None or rec["context_ids"] is None:
+    if not retrieval_measurable(rec):
         return None
     all_at_k, ndcg, _ = rank_scores(rec, rec["top_k"])
     any_at_k, all_in_context = evidence_found(rec)
