@@ -47,6 +47,14 @@ ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 SLACK = 1e-9
 
 
+def saturation(count, length, avgdl):
+    """A term's count in a turn, saturated and normalized by the turn's length, as FTS5's
+    fts5Bm25Function writes it: (count (k1 + 1)) / (count + k1 (1 - b + b length / avgdl)), on
+    floats or numpy arrays alike. Times the IDF it is the term's score, the same double as
+    FTS5's (the same operations in the same order)."""
+    return (count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl))
+
+
 def _sqlite_desc(stamp: str) -> tuple:
     """Sort key for SQLite's `ORDER BY timestamp DESC`: code points reversed, and a string
     before its own prefixes (the terminator 1 sorts after every negated code point)."""
@@ -96,7 +104,7 @@ class _Namespace:
             avgdl = self.total_tokens / len(self.rows)
             pairs = np.array(self.pairs, dtype=np.float64).reshape(-1, 2)
             count, length = pairs[:, 0], pairs[:, 1]
-            self._tf = (key, (count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+            self._tf = (key, saturation(count, length, avgdl))
         return self._tf[1]
 
 
@@ -252,8 +260,7 @@ class Bm25Backend:
         avgdl = space.total_tokens / len(space.rows)
         idf = self._idf(len(space.rows), len(positions))
         # The same operations in the same order as FTS5's C, so every score is the same double.
-        weight = {key: idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
-                  for key, (count, length) in pair_of.items()}
+        weight = {key: idf * saturation(count, length, avgdl) for key, (count, length) in pair_of.items()}
         return positions, list(map(weight.__getitem__, keys))
 
     def _array_top(self, space: _Namespace, phrases: list[list[str]], k: int) -> tuple[list[int], list[float]]:
@@ -330,16 +337,14 @@ class Bm25Backend:
                 return None
             idf = self._idf(n_rows, len(t.positions))
             count, length = t.max_count, t.min_length
-            bound = idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
+            bound = idf * saturation(count, length, avgdl)
             return _Phrase(t.positions.numpy(np), idf, bound, pids=t.pids.numpy(np))
-        positions, pairs = self._adjacent(space, phrase)
+        positions, terms = self._phrase_terms(space, phrase)
         if not positions:
             return None
-        idf = self._idf(n_rows, len(positions))
-        # The same operations in the same order as FTS5's C, so every score is the same double.
-        weights = np.array([idf * ((count * (K1 + 1.0)) / (count + K1 * (1 - B + B * length / avgdl)))
-                            for count, length in pairs])
-        return _Phrase(np.array(positions, dtype=np.int32), idf, float(weights.max()), weights=weights)
+        weights = np.array(terms)
+        return _Phrase(np.array(positions, dtype=np.int32), self._idf(n_rows, len(positions)), float(weights.max()),
+                       weights=weights)
 
     @staticmethod
     def _idf(n_rows: int, matches: int) -> float:
