@@ -7,6 +7,7 @@ calibration with Wilson intervals, Cohen's kappa). Nothing here calls a model.
 """
 from __future__ import annotations
 
+import datetime
 import functools
 import inspect
 import json
@@ -240,6 +241,90 @@ def verdict_normalize(text: str) -> str:
 def _folded(text: str) -> str:
     """The words of a text case-folded, joined by single spaces: what the phrase tables match."""
     return " ".join(w.fold for w in _words(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates by the day they name. Before any rule compares, every date that names a day (a month
+# and a day of it, with or without a year and a weekday) in the question, the gold, the answer
+# and the known outdated values is rewritten as that day in ISO form, so "Friday, February 20",
+# "20 Feb 2026", "2026-02-20" and "2/20/2026" are one value, and the rules then compare values
+# as they compare any other. A date without a year takes the year that puts it nearest to the
+# question's asked_at (asked on 2026-01-31, "November 25" is 2025-11-25, not the day ten months
+# ahead); without an asked_at (a labelled answer that has none) it is left as written. A weekday
+# that is not the weekday of its date makes the date another value ("Thursday, February 20"
+# when February 20 is a Friday states something false about the day). A date of numbers alone
+# is read only with a four-digit year and only when one reading is a date: "2/20/2026" and
+# "20.02.2026" are February 20, "3/4/2026" is March 4 or April 3 and stays as written, for no
+# rule to accept; a numeric date without a year ("2/20") is left alone too (a fraction, a score).
+# ---------------------------------------------------------------------------------------------
+
+WEEKDAYS = {**{d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                                           "sunday"])},
+            **{d: i for i, d in enumerate(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])},
+            "tues": 1, "thur": 3, "thurs": 3}
+_WEEKDAY = "(?:" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + ")"
+# A weekday before the date ("Friday, February 20", "Fri 20 Feb", "Friday the 20th of
+# February") or after it ("February 20 (a Friday)", "Nov 25, a Tuesday"); the date as ISO
+# (dashes or slashes), as numbers with a four-digit year last, or with the month's name.
+DAY_PATTERN = re.compile(
+    rf"(?:\b(?P<wd>{_WEEKDAY})\b\.?,?\s+(?:the\s+)?)?(?:"
+    r"\b(?P<iy>\d{4})(?P<isep>[-/])(?P<im>\d{1,2})(?P=isep)(?P<id>\d{1,2})\b"
+    r"|\b(?P<na>\d{1,2})(?P<nsep>[/.])(?P<nb>\d{1,2})(?P=nsep)(?P<ny>\d{4})\b"
+    rf"|\b(?P<mm>{_MONTH})\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>\d{{4}})\b)?"
+    rf"|\b(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm>{_MONTH})\b\.?(?:,?\s+(?P<dy>\d{{4}})\b)?"
+    rf")(?:\s*(?:,\s*|\(\s*)(?:a\s+)?(?P<wd2>{_WEEKDAY})\b\.?\)?)?",
+    re.I)
+
+
+def _named_day(m: re.Match, asked: datetime.date | None) -> str:
+    """One date match as its day in ISO form (followed by `wdN` when the weekday given is not
+    the day's), or the match as written when it names no one day."""
+    g = m.groupdict()
+    if g["iy"]:
+        readings, year = [(int(g["im"]), int(g["id"]))], int(g["iy"])
+    elif g["ny"]:
+        a, b = int(g["na"]), int(g["nb"])
+        readings, year = sorted({(a, b), (b, a)}), int(g["ny"])
+        readings = [(mo, d) for mo, d in readings if mo <= 12]
+    else:
+        month = MONTHS[(g["mm"] or g["dm"]).casefold().replace("ё", "е")]
+        readings = [(month, int(g["md"] or g["dd"]))]
+        year = int(g["my"] or g["dy"]) if (g["my"] or g["dy"]) else None
+    if len(readings) != 1 or (year is None and asked is None):
+        return m.group()
+    month, day = readings[0]
+    years = [year] if year is not None else [asked.year - 1, asked.year, asked.year + 1]
+    days = []
+    for y in years:
+        try:
+            days.append(datetime.date(y, month, day))
+        except ValueError:  # February 30, or February 29 of a common year
+            continue
+    if not days:
+        return m.group()
+    named = min(days, key=lambda d: abs((d - asked).days)) if year is None else days[0]
+    weekday = g["wd"] or g["wd2"]
+    stated = WEEKDAYS[weekday.casefold()] if weekday else named.weekday()
+    return named.isoformat() + (f" wd{stated + 1}" if stated != named.weekday() else "")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def name_days(text: str, asked_at: str | None) -> str:
+    """The text with every date that names a day written as that day, YYYY-MM-DD (above); a
+    yearless date takes its year from asked_at (an ISO timestamp), or stays as written without."""
+    asked = datetime.date.fromisoformat(asked_at[:10]) if asked_at else None
+    return DAY_PATTERN.sub(lambda m: _named_day(m, asked), unicodedata.normalize("NFKC", text))
+
+
+def _dated(record: dict) -> dict:
+    """The record with its question, gold, answer and outdated values as name_days writes them."""
+    # asked_at is in every run record; a labelled answer may have none (its dates then stay as written).
+    asked = record.get("asked_at")
+    meta = record.get("meta") or {}  # optional
+    out = {**record, **{f: name_days(record[f], asked) for f in ("question", "gold_answer", "answer")}}
+    if meta.get("outdated_answers"):
+        out["meta"] = {**meta, "outdated_answers": [name_days(o, asked) for o in meta["outdated_answers"]]}
+    return out
 
 # The Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", Program 14(3), 1980):
 # the rules read inflections with it ("supplies" is "supplied"), and LoCoMo's F1 runs it. It
@@ -829,6 +914,7 @@ def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
     without one, to `no_match`). With a judge only `exact` and `declined` decide."""
     if rubric_for(record) == "lme_preference":
         return None  # the gold is a rubric, not a string to match
+    record = _dated(record)
     if verdict_equal(record["gold_answer"], record["answer"]):
         return "correct", "exact"
     answerable = is_answerable(record)
@@ -854,11 +940,11 @@ def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
 
 # interface.is_answerable and its table are the dataset's answer to "is this question
 # answerable"; the rules depend on them, so they are part of the identity too.
-RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "NUMBER_WORDS", "TENS_WORDS", "UNIT_WORDS", "SYMBOLS", "VERDICT_TOKEN",
+RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "WEEKDAYS", "DAY_PATTERN", "NUMBER_WORDS", "TENS_WORDS", "UNIT_WORDS", "SYMBOLS", "VERDICT_TOKEN",
                "PART_BREAKS", "HEDGES", "NEGATIONS", "PRESENT", "PAST", "SHIFTS", "CONJUNCTIONS", "CHOICES",
                "QUESTION_STARTS", "OPENERS", "EXACT_OPENERS", "ATTRIBUTIONS", "FILLER", "DOUBT_WORDS", "SEARCHED",
                "DECLINES", "PORTER_IRREGULAR", "STEP2", "STEP3", "STEP4")
-RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_cased", "_words", "verdict_normalize", "_folded", "declines",
+RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_named_day", "name_days", "_dated", "_cased", "_words", "verdict_normalize", "_folded", "declines",
                   "_same_word", "_says_nothing_new", "_gap", "pure_abstention", "_phrases", "verdict_equal", "_spans",
                   "_contains", "_opener_positions", "_phrase_positions", "_choice_words", "_names", "_shape", "_plain",
                   "_value_runs", "_restated", "_gold_positions", "_asked", "_contains_gold", "deterministic", "porter_stem",
@@ -1005,14 +1091,20 @@ def rule_errors(items: list[dict], with_judge: bool) -> dict:
 # guess after a decline). The held-out set (data/heldout.jsonl), written by someone who never
 # read the rules, on which they are measured once. Known-right kinds are what a too-strict
 # grader rejects, known-wrong kinds what a too-lenient one accepts.
+# Wrong kinds only the date set (data/dates.jsonl) holds: the right day with a weekday that is
+# not its own, and a numeric date that reads as two days ("3/4/2026").
+DATE_WRONG_KINDS = ("wrong_weekday", "ambiguous_date")
 RIGHT_KINDS = ("verbose", "paraphrase", "number_form", "date_format", "other_script", "restated_question",
                "exact_form", "abstain_unanswerable")
 WRONG_KINDS = ("other_value", "outdated", "vague", "hedge", "beside_other", "confident_unanswerable",
                "guess_unanswerable", "abstain_answerable", "near_miss_symbol", "wrong_year", "extra_candidate",
                "question_form", "negation", "partial_list", "outdated_in_sentence", "wrong_detail",
-               "guess_after_decline")
+               "guess_after_decline") + DATE_WRONG_KINDS
 CALIBRATION_FIELDS = {"id": str, "qid": str, "type": str, "question": str, "gold_answer": str, "meta": dict,
                       "answer": str, "label": str, "kind": str}
+# The question's date, which a yearless date takes its year from (name_days): optional, since
+# most labelled answers need none; when given, an ISO-8601 timestamp.
+CALIBRATION_OPTIONAL = {"asked_at": str}
 
 
 def load_calibration(path: str) -> list[dict]:
@@ -1031,9 +1123,16 @@ def load_calibration(path: str) -> list[dict]:
                                  f"got {type(obj[key]).__name__}")
             if kind is str and not obj[key].strip():
                 raise InputError(f"{where}: field '{key}' must not be empty")
-        unknown = sorted(set(obj) - set(CALIBRATION_FIELDS))
+        unknown = sorted(set(obj) - set(CALIBRATION_FIELDS) - set(CALIBRATION_OPTIONAL))
         if unknown:
-            raise InputError(f"{where}: unknown field '{unknown[0]}'; expected only {', '.join(CALIBRATION_FIELDS)}")
+            raise InputError(f"{where}: unknown field '{unknown[0]}'; expected only "
+                             f"{', '.join([*CALIBRATION_FIELDS, *CALIBRATION_OPTIONAL])}")
+        if "asked_at" in obj:
+            try:
+                datetime.datetime.fromisoformat(obj["asked_at"].replace("Z", "+00:00"))
+            except (TypeError, AttributeError, ValueError):
+                raise InputError(f"{where}: field 'asked_at' is {obj['asked_at']!r}; expected an ISO-8601 "
+                                 f"timestamp such as 2026-02-13T09:00:00Z") from None
         if obj["type"] not in QUESTION_TYPES:
             raise InputError(f"{where}: field 'type' is {obj['type']!r}; expected one of {', '.join(QUESTION_TYPES)}")
         if obj["label"] not in LABELS:

@@ -15,7 +15,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
-from grading import RIGHT_KINDS, WRONG_KINDS, load_calibration, rules_verdict  # noqa: E402
+from grading import DATE_WRONG_KINDS, RIGHT_KINDS, WRONG_KINDS, load_calibration, rules_verdict  # noqa: E402
 from metrics import calibration_rates, cohen_kappa, wilson_interval  # noqa: E402
 from interface import InputError, read_jsonl  # noqa: E402
 
@@ -59,7 +59,7 @@ def test_second_tuning_set_copies_the_bundled_questions_it_uses():
 
 def test_the_tuning_sets_together_have_every_kind():
     kinds = {i["kind"] for path in (CALIBRATION, TUNING2) for i in load_calibration(path)}
-    assert kinds == set(RIGHT_KINDS + WRONG_KINDS)
+    assert kinds == set(RIGHT_KINDS + WRONG_KINDS) - set(DATE_WRONG_KINDS)  # those are the date set's
 
 
 GOOD = {"id": "c1", "qid": "mb001q2", "type": "preference", "question": "Which config file format does the user prefer?",
