@@ -1053,44 +1053,29 @@ def token_f1(gold: str, answer: str, category: int | None = None) -> float:
     return _locomo_f1(_locomo_gold(gold, category), answer)
 
 # ---------------------------------------------------------------------------------------------
-# How often a grader is wrong: the rule layer on labelled answers, then any grader (rules, LLM
-# judge, a person) on the judge calibration set.
+# The decision: the rules, then the judge (judge.py asks it when decide leaves an answer to
+# it), else `no_match`; and the labelled sets on which metrics.calibration_rates counts how
+# often a grader (rules, LLM judge, a person) is wrong.
 # ---------------------------------------------------------------------------------------------
 
-def rules_verdict(record: dict, with_judge: bool) -> str | None:
-    """The verdict judge.py records from the rules alone: the rule's; else, with no judge,
-    `no_match` (incorrect); else None, for the judge to decide."""
+def decide(record: dict, with_judge: bool) -> tuple[str, str] | None:
+    """The one decision of correctness before a judge, for judging, calibration and the
+    rules-only view alike: (verdict, layer) when a rule decides (deterministic); without a judge,
+    ("incorrect", "no_match") when none does, so rules-only grading is a strict lower bound;
+    with one, None: the judge decides."""
     decided = deterministic(record, with_judge)
-    if decided is not None:
-        return decided[0]
-    return None if with_judge else "incorrect"
+    if decided is not None or with_judge:
+        return decided
+    return "incorrect", "no_match"
 
 
-def rule_errors(items: list[dict], with_judge: bool) -> dict:
-    """The rule layer's errors on labelled answers (records with `id` and `label`): false
-    accepts (rules say correct, label incorrect), false rejects (label correct, verdict
-    incorrect, `no_match` included when there is no judge), and how many went to the judge."""
-    out = {"n": len(items), "with_judge": with_judge, "undecided": 0, "false_accepts": 0, "false_rejects": 0,
-           "false_accept_ids": [], "false_reject_ids": []}
-    for item in items:
-        verdict = rules_verdict(item, with_judge)
-        if verdict is None:
-            out["undecided"] += 1
-        elif verdict != item["label"]:
-            kind = "false_accept" if verdict == "correct" else "false_reject"
-            out[kind + "s"] += 1
-            out[kind + "_ids"].append(item["id"])
-    return out
-
-
-# The labelled sets (issue "The instrument checks itself", "Judge calibration"; issue
-# "Verdicts that hold out of sample"): real questions with answers of known kinds. The tuning
-# sets, which the rules were tuned on: data/calibration.jsonl, and data/tuning2.jsonl, written
-# by someone who never read the rules, aimed at full-sentence answers and the wrong answers
-# that look like them (an outdated value inside a sentence, a wrong detail beside the gold, a
-# guess after a decline). The held-out set (data/heldout.jsonl), written by someone who never
-# read the rules, on which they are measured once. Known-right kinds are what a too-strict
-# grader rejects, known-wrong kinds what a too-lenient one accepts.
+# The labelled sets: real questions with answers of known kinds. The tuning sets, which the
+# rules were tuned on: data/calibration.jsonl, and data/tuning2.jsonl, written by someone who
+# never read the rules, aimed at full-sentence answers and the wrong answers that look like them
+# (an outdated value inside a sentence, a wrong detail beside the gold, a guess after a
+# decline). The held-out sets (data/heldout.jsonl, data/dates.jsonl), on which the rules are
+# measured and never tuned. Known-right kinds are what a too-strict grader rejects, known-wrong
+# kinds what a too-lenient one accepts.
 # Wrong kinds only the date set (data/dates.jsonl) holds: the right day with a weekday that is
 # not its own, and a numeric date that reads as two days ("3/4/2026").
 DATE_WRONG_KINDS = ("wrong_weekday", "ambiguous_date")

@@ -49,8 +49,8 @@ import threading
 from collections import Counter
 from datetime import datetime, timezone
 
-from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deterministic,
-                     judge_prompt, load_calibration, parse_judge_reply, rubric_for, rubric_template)
+from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, decide, judge_prompt,
+                     load_calibration, parse_judge_reply, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
                        record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, verdict_identity,
@@ -183,9 +183,10 @@ def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
 
 
 def rules_only(rec: dict) -> str | None:
-    """What a rule decides for this answer with no judge configured, or None when no rule does."""
-    decided = deterministic(rec, False) if rec["answer"] is not None else None
-    return decided[0] if decided else None
+    """What a rule decides for this answer with no judge configured (grading.decide), or None
+    when no rule does (`no_match`)."""
+    decided = decide(rec, False) if rec["answer"] is not None else None
+    return decided[0] if decided and decided[1] != "no_match" else None
 
 
 class VerdictWriter:
@@ -209,16 +210,14 @@ class VerdictWriter:
 # ---------------------------------------------------------------------------------------------
 
 def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
-    """(verdict, layer, judge_error) for each labelled item, by main()'s layers: the rules by
-    deterministic(), then ask_judge for the rest, or `no_match` without a judge model."""
+    """(verdict, layer, judge_error) for each labelled item, by main()'s decision: grading.decide,
+    then ask_judge for what it leaves to the judge."""
     judge_model = cfg["judge_model"]
     graded: list = [None] * len(items)
     for i, item in enumerate(items):
-        decided = deterministic(item, bool(judge_model))
+        decided = decide(item, bool(judge_model))
         if decided is not None:
             graded[i] = (decided[0], decided[1], None)
-        elif not judge_model:
-            graded[i] = ("incorrect", "no_match", None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
         client, chooser, pool = LLMClient(cfg, role="judge"), FormatChooser(), Workers(max(1, workers))
@@ -350,14 +349,15 @@ def main(argv: list[str] | None = None) -> int:
     # cache cannot favour one system (seed guide, section 6).
     records.sort(key=record_key)
     random.Random(cfg["seed"]).shuffle(records)
-    # Each record with an answer gets its rule verdict once, here; None leaves it to the judge.
-    todo = [(r, deterministic(r, bool(judge_model)) if r["answer"] is not None else None)
+    # Each record with an answer is decided once, here (grading.decide); None leaves it to the judge.
+    todo = [(r, decide(r, bool(judge_model)) if r["answer"] is not None else None)
             for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
-    client = LLMClient(cfg, role="judge") if judge_model and need_llm else None
+    undecided = len(need_llm) + sum(decided is not None and decided[1] == "no_match" for _, decided in todo)
+    client = LLMClient(cfg, role="judge") if need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
-          f"{len(need_llm)} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
+          f"{undecided} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
     if client is not None:
         client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
@@ -374,8 +374,6 @@ def main(argv: list[str] | None = None) -> int:
                 out.write({**v, "by": "run_error"})
             elif decided is not None:
                 out.write({**v, "verdict": decided[0], "by": decided[1]})
-            elif client is None:
-                out.write({**v, "verdict": "incorrect", "by": "no_match"})
             else:
                 pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
         for v, result in pool.results(block=True):

@@ -973,8 +973,10 @@ def _rates(pairs: list[tuple[str, str]]) -> dict:
 
 def calibration_rates(items: list[dict], verdicts: list[str]) -> dict:
     """A grader's false-accept and false-reject rates on labelled items, overall and per kind,
-    and Cohen's kappa between labels and verdicts; `unparseable` counts as incorrect, as in
-    the scores. A rate with nothing to count is None."""
+    and Cohen's kappa between labels and verdicts: the one count of a grader's errors. An
+    `unparseable` verdict counts as incorrect, as in the scores (judge.py --calibrate passes a
+    failed or unparseable judge call as the verdict opposite its label, the worst case, so
+    none reaches here from it). A rate with nothing to count is None."""
     if len(verdicts) != len(items):
         raise ValueError(f"{len(verdicts)} verdicts for {len(items)} items")
     for v in verdicts:

@@ -13,7 +13,8 @@ import pytest
 
 import judge
 from conftest import ROOT, write_config
-from grading import RULES_SHA256, deterministic, load_calibration, rules_verdict
+from grading import RULES_SHA256, deterministic, load_calibration
+from labelled import rules_verdicts
 from metrics import calibration_rates, wilson_interval
 from interface import run_cli
 from metrics import error_rate_text, rate
@@ -39,7 +40,7 @@ def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path,
     code, report = calibrate(write_config(tmp_path), tmp_path / "calibration.json")
     assert code == 0
     items = load_calibration(CALIBRATION)
-    expected = calibration_rates(items, [rules_verdict(i, False) for i in items])
+    expected = calibration_rates(items, rules_verdicts(items))
     assert expected["overall"]["false_accepts"] == 0
     assert {k: report[k] for k in ("overall", "by_kind", "kappa")} == expected
     assert report["grader"] == judge.grader_identity(None) == {"rules_sha256": RULES_SHA256, "judge_model": None,
@@ -128,7 +129,7 @@ def test_each_set_is_reported_apart_with_wilson_intervals(tmp_path, capsys):
     held = load_calibration(heldout)
     assert h["set"] == "heldout" and h["calibration_set"] == heldout and h["items"] == len(held)
     assert {k: h[k] for k in ("overall", "by_kind", "kappa")} == \
-        calibration_rates(held, [rules_verdict(i, False) for i in held])
+        calibration_rates(held, rules_verdicts(held))
     assert h["overall"]["false_accept_ci95"] == wilson_interval(h["overall"]["false_accepts"], h["overall"]["known_wrong"])
     assert report["overall"]["n"] == len(load_calibration(CALIBRATION))  # the top level is the tuning set
     out = capsys.readouterr().out

@@ -15,7 +15,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
-from grading import DATE_WRONG_KINDS, RIGHT_KINDS, WRONG_KINDS, load_calibration, rules_verdict  # noqa: E402
+from grading import DATE_WRONG_KINDS, RIGHT_KINDS, WRONG_KINDS, decide, load_calibration  # noqa: E402
+from labelled import rules_verdicts  # noqa: E402
 from metrics import calibration_rates, cohen_kappa, wilson_interval  # noqa: E402
 from interface import InputError, read_jsonl  # noqa: E402
 
@@ -139,10 +140,10 @@ def test_calibration_rates_refuse_a_missing_verdict():
 @pytest.mark.parametrize("with_judge", [False, True])
 def test_rules_never_accept_a_known_wrong_calibration_answer(path, with_judge):
     items = load_calibration(path)
-    accepted = [i["id"] for i in items if i["label"] == "incorrect" and rules_verdict(i, with_judge) == "correct"]
+    accepted = [i["id"] for i in items if i["label"] == "incorrect" and (decide(i, with_judge) or ("",))[0] == "correct"]
     assert accepted == []
     if not with_judge:
-        rates = calibration_rates(items, [rules_verdict(i, False) for i in items])
+        rates = calibration_rates(items, rules_verdicts(items))
         o = rates["overall"]
         print(f"\nrules only on {o['n']} items of {os.path.basename(path)}: false accepts {o['false_accepts']}/{o['known_wrong']}, "
               f"false rejects {o['false_rejects']}/{o['known_right']}, kappa {rates['kappa']:.3f}")

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from conftest import ROOT
-from grading import RULES_SHA256, deterministic, load_calibration, name_days, rules_verdict
+from grading import RULES_SHA256, decide, deterministic, load_calibration, name_days
 from interface import InputError
 from metrics import calibration_rates, wilson_interval
 
@@ -19,7 +19,7 @@ DATES = os.path.join(ROOT, "data", "dates.jsonl")
 
 def rates(with_judge: bool) -> dict:
     items = load_calibration(DATES)
-    return calibration_rates(items, [rules_verdict(i, with_judge) or "incorrect" for i in items])["overall"]
+    return calibration_rates(items, [(decide(i, with_judge) or ("incorrect",))[0] for i in items])["overall"]
 
 
 def test_the_date_set_covers_both_sides_and_every_kind_of_date_it_names():

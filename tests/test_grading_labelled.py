@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from grading import deterministic, rule_errors
+from grading import decide, deterministic
+from labelled import rule_errors
 from interface import read_jsonl
 
 LABELLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rule_labels.jsonl")
@@ -53,9 +54,19 @@ def test_rule_errors_counts_a_hand_made_fixture():
         item("c", "Mira", "correct"),                   # no rule decides: no_match (incorrect) without a judge
         item("d", "It runs Postgres 16", "correct"),    # `contains` without a judge, the judge's with one
     ]
-    assert rule_errors(items, with_judge=False) == {
-        "n": 4, "with_judge": False, "undecided": 0, "false_accepts": 1, "false_rejects": 2,
-        "false_accept_ids": ["a"], "false_reject_ids": ["b", "c"]}
-    assert rule_errors(items, with_judge=True) == {
-        "n": 4, "with_judge": True, "undecided": 2, "false_accepts": 1, "false_rejects": 1,
-        "false_accept_ids": ["a"], "false_reject_ids": ["b"]}
+    without, judged = rule_errors(items, with_judge=False), rule_errors(items, with_judge=True)
+    assert {k: without[k] for k in ("n", "undecided", "false_accepts", "false_rejects", "known_wrong", "known_right")} \
+        == {"n": 4, "undecided": 0, "false_accepts": 1, "false_rejects": 2, "known_wrong": 1, "known_right": 3}
+    assert (without["false_accept_ids"], without["false_reject_ids"]) == (["a"], ["b", "c"])
+    # With a judge, c and d are the judge's: the rules' count is over a and b alone.
+    assert {k: judged[k] for k in ("n", "undecided", "false_accepts", "false_rejects")} \
+        == {"n": 2, "undecided": 2, "false_accepts": 1, "false_rejects": 1}
+    assert (judged["false_accept_ids"], judged["false_reject_ids"]) == (["a"], ["b"])
+
+
+def test_decide_is_the_rules_then_no_match_without_a_judge_and_leaves_the_rest_to_one():
+    record = {"question": "Which Postgres version does billing run?", "type": "single_hop",
+              "gold_answer": "Postgres 16", "meta": {}, "answer": "Mira"}
+    assert decide(record, with_judge=False) == ("incorrect", "no_match")
+    assert decide(record, with_judge=True) is None
+    assert decide({**record, "answer": "Postgres 16"}, with_judge=True) == ("correct", "exact")

@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT
-from grading import RIGHT_KINDS, RULES_SHA256, WRONG_KINDS, load_calibration, rule_errors, rules_verdict
+from grading import RIGHT_KINDS, RULES_SHA256, WRONG_KINDS, load_calibration
+from labelled import rule_errors, rules_verdicts
 from interface import read_jsonl
 from metrics import calibration_rates, wilson_interval
 
@@ -83,7 +84,7 @@ def test_the_docs_quote_the_rates_the_rules_make_now(doc):
     assert f"rules `{RULES_SHA256[:12]}`" in text, f"{doc} quotes rates of other rules: measure them again"
     for path in (HELDOUT, TUNING[0]):
         items = load_calibration(path)
-        overall = calibration_rates(items, [rules_verdict(i, False) for i in items])["overall"]
+        overall = calibration_rates(items, rules_verdicts(items))["overall"]
         row = next(line for line in text.splitlines() if line.startswith(f"| `{os.path.relpath(path, ROOT)}`"))
         assert rate_cell(overall["false_accepts"], overall["known_wrong"]) in row, (doc, row)
         assert rate_cell(overall["false_rejects"], overall["known_right"]) in row, (doc, row)

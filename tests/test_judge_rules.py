@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import grading
-from grading import deterministic, parse_judge_reply, rubric_for, rules_verdict, verdict_normalize
+from grading import decide, deterministic, parse_judge_reply, rubric_for, verdict_normalize
 from interface import QUESTION_TYPES, is_answerable
 
 
@@ -237,7 +237,7 @@ def test_no_idea_is_never_the_gold_no():
     # "No" speaks of doubt, so no rule calls the decline wrong (the judge does), and none
     # calls it right: rules-only grading records it as no_match, incorrect.
     record = rec("No", "No idea.", question="Was the incident ticket filed?")
-    assert rules_only(record) is None and rules_verdict(record, with_judge=False) == "incorrect"
+    assert rules_only(record) is None and decide(record, with_judge=False) == ("incorrect", "no_match")
     assert deterministic(record, with_judge=True) is None
 
 
@@ -355,7 +355,7 @@ def test_answerability_is_the_datasets_own_marking_not_the_golds_words():
     album = rec("Unknown Pleasures", "I don't know.", question="Which album did Sam keep playing?")
     unsure = rec("She was not sure yet", "I don't know.", question="What did Mel say about Lisbon?")
     for record in (album, unsure):
-        assert rules_verdict(record, with_judge=False) == "incorrect"
+        assert decide(record, with_judge=False) == ("incorrect", "no_match")
         assert deterministic(record, with_judge=True) is None  # the gold speaks of doubt: the judge decides
     # The dataset's marking decides, whatever the gold says.
     flagged = rec("The user never said", "I don't know.", "single_hop", {"abstention": True},
