@@ -145,14 +145,15 @@ bench: $(VENV)/.core $(VENV)/.plots
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
-# answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md;
+# answer (contract, budget, leakage; a FAIL, exit 4, is reported, not fatal; any other exit stops),
+# in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
 		--retrieval-only || exit $$?; done
 	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(RUN_CONFIG) \
-		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 1 ]
+		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 4 ]
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
 	@$(LINK_LATEST)
@@ -161,7 +162,8 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 
 # The run order of the seed guide after the model-free pass: the manifest again (now naming the
 # served model), the systems, the judge, the grader's calibration (rules only: no model call),
-# the instrument's checks (a FAIL, exit 1, is reported, not fatal: the report shows it; the
+# the instrument's checks (a FAIL, exit 4, is reported, not fatal: the report shows it; any other
+# failure of check.py, a crash (1) or bad input (2), stops the recipe; the
 # model-free runs serve as the determinism reruns), the scores and the report, which prints its
 # first table last. Each step resumes, and answers are cached, so a rerun recomputes only what
 # changed.
@@ -172,7 +174,7 @@ answers: $(RUN_CONFIG)
 	$(PY) judge.py --config $(RUN_CONFIG) --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
 		--out $(RESULTS_DIR)/calibration.json
 	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
-		--config $(RUN_CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 1 ]
+		--config $(RUN_CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 4 ]
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json

@@ -1,6 +1,6 @@
 """Check the instrument before reading any comparison (seed guide, section 9; seed 001's
 checklist): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers behind it,
-and the same goes to results/$RUN/checks.json for score.py and the report. Exit 1 on any FAIL.
+and the same goes to results/$RUN/checks.json for score.py and the report. Exit 4 on any FAIL.
 
 The run files are held against the dataset (--config, or --manifest) and their verdicts as
 score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
@@ -42,6 +42,11 @@ Checks, in order:
 A check that cannot run (its control, rerun or judge is absent) is a SKIP that says why, never
 a PASS. Thresholds come from the `checks:` section of config.yaml (defaults: CHECK_DEFAULTS).
 
+Exit codes: 0 every check PASS, WARN or SKIP; 4 a check FAILed (checks.json is written, and the
+report shows it: a script that goes on after a FAIL accepts 4 and nothing else, `|| [ $? -eq 4 ]`);
+2 bad input (runs, verdicts or config the checks cannot read; nothing written); 1 an unexpected
+error in check.py itself, never a verdict on the instrument; 130 on Ctrl-C.
+
 Usage:
   RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
   python check.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --manifest results/$RUN/manifest-$RUN.json
@@ -65,8 +70,9 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
 from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 
-# A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
-EXIT_CHECK_FAILED = 1
+# A check failed: a code of its own, so that a script letting a FAIL through (the report shows
+# it) still stops on 1, an unexpected error in check.py, and on 2, input it cannot read.
+EXIT_CHECK_FAILED = 4
 
 # Thresholds of the checks; config.yaml's `checks:` replaces them key by key. A per-type map
 # given there replaces the whole map (what the config shows is what applies): the types it does
@@ -699,7 +705,7 @@ def render(results: list[dict], out: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every check; exit 1 when one FAILs."""
+    """Run every check; exit 4 when one FAILs."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/$RUN/*.jsonl)")
     ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl from judge.py (not needed when every run is "

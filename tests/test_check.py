@@ -72,7 +72,7 @@ def test_controls_pass_on_a_good_comparison_with_hand_computed_numbers(tmp_path,
 def test_a_none_that_answers_factual_questions_fails_and_lists_them(tmp_path, capsys):
     systems = {**GOOD, "none": system("none", {"q0", "q2", "q5"}, context_tokens=0)}
     code, c, _ = checked(tmp_path, systems)
-    assert code == 1
+    assert code == 4
     none = c["controls/none"]
     # single_hop: q0 right of q0, q3: 0.5 > 0.10.
     assert none["status"] == "FAIL" and none["numbers"]["by_type"]["single_hop"]["accuracy"] == 0.5
@@ -116,7 +116,7 @@ def test_a_weak_oracle_fails_and_its_wrong_answers_are_listed_by_type(tmp_path):
     code, c, _ = checked(tmp_path, systems)
     oracle = c["controls/oracle"]
     # temporal: q4 right, q1 wrong: 0.5 < 0.70 (the temporal default); single_hop 1.0 passes.
-    assert code == 1 and oracle["status"] == "FAIL"
+    assert code == 4 and oracle["status"] == "FAIL"
     assert oracle["numbers"]["wrong_by_type"] == {"abstention": 0, "single_hop": 0, "temporal": 1}
     assert [(i["type"], i["qid"]) for i in oracle["items"]] == [("temporal", "q1")]
     assert oracle["summary"].startswith("below its limit on temporal 0.500 (n=2, limit 0.70)")
@@ -157,7 +157,7 @@ def test_an_over_budget_record_fails_naming_file_line_and_qid(tmp_path, capsys):
     kw[3] = {**kw[3], "context_tokens": 1201}
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
     budget = c["budget/keyword"]
-    assert code == 1 and budget["status"] == "FAIL"
+    assert code == 4 and budget["status"] == "FAIL"
     assert budget["numbers"]["max_tokens"] == 1201 and budget["numbers"]["over_budget"] == 1
     # mean (5 * 900 + 1201) / 6 = 950.17 tokens
     assert budget["numbers"]["mean_tokens"] == pytest.approx((5 * 900 + 1201) / 6)
@@ -245,7 +245,7 @@ def test_systems_answered_by_different_served_models_are_a_warning_per_budget(tm
 def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_exit_2(tmp_path, capsys):
     kw = system("keyword", {"q0"}, context_tokens=900, prompt_sha256="e" * 64)
     code, c, _ = checked(tmp_path, {**GOOD, "keyword": kw})
-    assert code == 1
+    assert code == 4
     contract = c["contract/comparison"]
     assert contract["status"] == "FAIL" and "field 'prompt_sha256' differs" in contract["summary"]
     assert "not one comparison" in contract["summary"]
@@ -290,7 +290,7 @@ def test_a_none_given_the_evidence_or_an_oracle_given_other_turns_fails(tmp_path
     none = [{**r, "context_ids": r["evidence"], "retrieved_ids": r["evidence"]} for r in GOOD["none"]]
     oracle = [{**r, "context_ids": ["c1-t9", *r["evidence"]]} if r["qid"] == "q3" else r for r in GOOD["oracle"]]
     code, c, path = checked(tmp_path, {**GOOD, "none": none, "oracle": oracle})
-    assert code == 1 and c["controls/none_context"]["status"] == "FAIL"
+    assert code == 4 and c["controls/none_context"]["status"] == "FAIL"
     assert [i["qid"] for i in c["controls/none_context"]["items"]] == ["q0", "q1", "q3", "q4"]
     assert c["controls/oracle_context"]["status"] == "FAIL"
     assert c["controls/oracle_context"]["items"][0]["text"] == (f"{tmp_path / 'oracle.jsonl'}:4: q3: context "
@@ -308,7 +308,7 @@ def test_a_system_above_the_oracle_on_a_type_by_a_separating_interval_fails_unle
     systems = {"oracle": ten("oracle", {"temporal"}), "keyword": ten("keyword", {"single_hop", "temporal"})}
     code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0}})
     above = c["controls/above_oracle"]
-    assert code == 1 and above["status"] == "FAIL" and "single_hop (keyword)" in above["summary"]
+    assert code == 4 and above["status"] == "FAIL" and "single_hop (keyword)" in above["summary"]
     assert [(i["system"], i["type"], i["ci_low"]) for i in above["items"]] == [("keyword", "single_hop", 1.0)]
     code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0},
                                                     "above_oracle": {"keyword": "its store holds the golds by design"}})
@@ -420,7 +420,7 @@ def test_a_nondeterministic_keyword_rerun_fails(tmp_path, tiny_runs):
     write_jsonl(rerun, recs)
     code, c = check_tiny(tmp_path, tiny_runs, "--rerun", str(rerun))
     d = c["determinism/keyword"]
-    assert code == 1 and d["status"] == "FAIL"
+    assert code == 4 and d["status"] == "FAIL"
     assert d["numbers"]["differ"] == 1 and d["numbers"]["rate"] == pytest.approx(1 / 6)
     assert [i["qid"] for i in d["items"]] == [recs[1]["qid"]]
 
@@ -446,7 +446,7 @@ def test_retrieval_noise_is_a_warning_with_its_rate_unless_the_backend_declares_
     d = {x["id"]: x for x in json.loads(out.read_text())["checks"]}["determinism/keyword"]
     assert d["numbers"]["rate"] == pytest.approx(1 / 6) and d["numbers"]["declares_deterministic"] is declared
     if declared:
-        assert code == 1 and d["status"] == "FAIL" and "it declares itself deterministic" in d["summary"]
+        assert code == 4 and d["status"] == "FAIL" and "it declares itself deterministic" in d["summary"]
     else:
         assert code == 0 and d["status"] == "WARN" and "noise rate" in d["summary"]
 
@@ -465,7 +465,7 @@ def test_a_leaked_question_fails_naming_the_case(tmp_path, tiny_runs, capsys):
     write_jsonl(tmp_path / "runs" / "keyword.jsonl", recs)
     code, c = check_tiny(tmp_path, tiny_runs)
     leak = c["leakage/keyword"]
-    assert code == 1 and leak["status"] == "FAIL"
+    assert code == 4 and leak["status"] == "FAIL"
     assert [(i["case_id"], i["added_items"], i["expected_items"]) for i in leak["items"]] == [(case["case_id"], 7, 6)]
     assert f"case {case['case_id']} (repeat 0)" in capsys.readouterr().out
 
@@ -559,7 +559,7 @@ def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
     assert run_cli(manifest.main, [cfg, "--backends", "none", "oracle", "keyword", "--out-dir", str(tmp_path)]) == 0
     out = tmp_path / "c.json"
     m = str(next(tmp_path.glob("manifest-*.json")))
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)]) == 1
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)]) == check.EXIT_CHECK_FAILED == 4
     data = json.loads(out.read_text())
     # without --config the default thresholds hold, and the fake endpoint's oracle is below them
     assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"

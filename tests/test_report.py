@@ -594,7 +594,7 @@ def test_score_check_and_the_report_show_one_figure_for_a_control_that_differs_b
     assert "none (control) | 8 | 0.188 |" in out
     checks = str(tmp_path / "checks.json")
     assert run_cli(check.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--manifest",
-                                paths["manifest"], "--config", str(tmp_path / "config.yaml"), "--out", checks]) == 1
+                                paths["manifest"], "--config", str(tmp_path / "config.yaml"), "--out", checks]) == 4
     none = next(c for c in json.load(open(checks))["checks"] if c["id"] == "controls/none")
     assert none["status"] == "FAIL" and none["summary"].startswith("above its limit on single_hop 0.188 (n=8")
     rows = {r[0]: dict(zip(table_after(md, "All metrics")[0], r)) for r in table_after(md, "All metrics")[1:]}
