@@ -622,6 +622,16 @@ SCORES_FORMAT = "scores/1"
 CHECKS_FORMAT = "checks/1"
 
 
+def refuse_stale_checks_verdicts(checks: dict, path: str, verdicts_sha256: list[str]) -> None:
+    """Refuse a checks.json whose verdicts are not these (by sha256): the verdicts were graded
+    again since check.py ran, so its control and judge checks are about other verdicts. Both
+    sides empty (a model-free comparison) match."""
+    if sorted(checks["inputs"]["verdicts"].values()) != sorted(verdicts_sha256):
+        raise InputError(f"{path}: checked other verdicts than these ({', '.join(checks['inputs']['verdicts']) or 'none'}"
+                         f"; a verdicts file graded again since is another, by its sha256): rerun check.py with "
+                         f"these --runs and --verdicts")
+
+
 def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
     """Refuse a record of another format than `expected` (InputError naming where, the format
     found and the fix)."""

@@ -62,7 +62,8 @@ import yaml
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
-                       read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
+                       read_verdicts, record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file,
+                       sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
                      separated_text, whole)
@@ -1680,6 +1681,8 @@ def main(argv: list[str] | None = None) -> int:
     checks = optional_json(a.checks, "results of check.py", ())
     if checks is not None:
         check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
+        if checks_current(checks, scores):  # of these runs (other runs' checks are named, not shown): these verdicts
+            refuse_stale_checks_verdicts(checks, a.checks, list(scores["inputs"]["verdicts"].values()))
     calibration = optional_json(a.calibration, "calibration of judge.py --calibrate",
                                 ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa", "heldout"))
     audit = optional_json(a.audit, "audit of audit.py join",

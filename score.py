@@ -25,7 +25,7 @@ from collections import defaultdict
 
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
-                       sha256_file, write_json_atomic)
+                       refuse_stale_checks_verdicts, sha256_file, write_json_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
                      interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, whole)
@@ -50,14 +50,15 @@ def resolve_baseline(name: str, systems: list[dict], budgets: list[int]) -> str:
     return baseline
 
 
-def read_checks(path: str, run_sha256: set[str]) -> dict:
-    """check.py's verdict on the instrument, refused if it checked other run files than these
-    (given by their sha256)."""
+def read_checks(path: str, run_sha256: set[str], verdicts_sha256: list[str]) -> dict:
+    """check.py's verdict on the instrument, refused if it checked other run files or other
+    verdicts than these (given by their sha256)."""
     checks = read_json(path, "checks.json of check.py")
     check_format(checks, CHECKS_FORMAT, path, "rerun check.py")
     if set(checks["inputs"]["runs"].values()) != run_sha256:
         raise InputError(f"{path}: checked other run files than --runs (their sha256 differ); rerun check.py "
                          f"on these runs")
+    refuse_stale_checks_verdicts(checks, path, verdicts_sha256)
     return {"file": path, "status": checks["status"], "counts": checks["counts"],
             "not_passed": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
                            for c in checks["checks"] if c["status"] != "PASS"],
@@ -329,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     served = served_models(comparison.records)
     first = comparison.records[0]
     run_sha256 = {p: sha256_file(p) for p in a.runs}
+    verdicts_sha256 = {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {}
     numbers = scoring.scores(baseline)
     questions = numbers.pop("questions")
     numbers["retrieval_differences"] = retrieval_differences(comparison.records, baseline, a.resamples, a.seed)
@@ -340,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
               "warnings": served_model_warnings(served) + coverage_notes(comparison),
               "inputs": {"dataset": dataset.path, "dataset_sha256": dataset.sha256,
                          "runs": run_sha256,
-                         "verdicts": {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {},
+                         "verdicts": verdicts_sha256,
                          "manifest": a.manifest, "config": None if a.manifest else a.config},
-              "checks": read_checks(a.checks, set(run_sha256.values())) if a.checks else None,
+              "checks": read_checks(a.checks, set(run_sha256.values()), list(verdicts_sha256.values()))
+              if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,
               "audit": read_audit(a.audit) if a.audit else None,
               "questions": questions}

@@ -300,6 +300,7 @@ def test_failed_and_warned_checks_are_deviations_and_passed_ones_are_not(tmp_pat
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
     checks = json.load(open(os.path.join(DATA, "checks.json"), encoding="utf-8"))
     checks["inputs"]["runs"] = {p: sha256_file(p) for p in paths["runs"]}  # made from these very runs
+    checks["inputs"]["verdicts"] = {paths["verdicts"]: sha256_file(paths["verdicts"])}  # and verdicts
     path = tmp_path / "checks.json"
     path.write_text(json.dumps(checks), encoding="utf-8")
     assert make_report(paths, "--checks", str(path)) == 0
@@ -554,6 +555,7 @@ def test_the_control_verdicts_are_check_pys_and_without_it_only_numbers(tmp_path
     assert "check.py's verdict" in section and "guessed" not in section and "reaches only" not in section
     checks = json.load(open(os.path.join(DATA, "checks.json"), encoding="utf-8"))
     checks["inputs"]["runs"] = {p: sha256_file(p) for p in paths["runs"]}
+    checks["inputs"]["verdicts"] = {paths["verdicts"]: sha256_file(paths["verdicts"])}
     path = tmp_path / "checks.json"
     path.write_text(json.dumps(checks), encoding="utf-8")
     assert make_report(paths, "--checks", str(path)) == 0

@@ -70,6 +70,7 @@ def with_checks(tmp_path, paths: dict, statuses: dict) -> str:
     """The sample checks.json made from these runs, with the given statuses; its path."""
     checks = json.load(open(os.path.join(DATA, "checks.json"), encoding="utf-8"))
     checks["inputs"]["runs"] = {p: sha256_file(p) for p in paths["runs"]}
+    checks["inputs"]["verdicts"] = {paths["verdicts"]: sha256_file(paths["verdicts"])}
     for c in checks["checks"]:
         c["status"] = statuses.get(c["id"], "PASS")
     path = tmp_path / "checks.json"

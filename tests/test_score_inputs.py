@@ -63,3 +63,28 @@ def test_checks_of_other_runs_and_calibration_of_another_grader_are_refused(tmp_
         fh.write("\n")  # the same records, another file: the checks no longer describe it
     assert run_cli(score.main, base + ["--checks", checks]) == 2
     assert "rerun check.py" in capsys.readouterr().err
+
+
+def test_checks_of_verdicts_graded_again_since_are_refused_by_score_and_report(tmp_path, fake_llm, config, capsys):
+    import report
+    runs, verdicts, m = pipeline(tmp_path, config)
+    checks = str(tmp_path / "checks.json")
+    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--config", config,
+                                "--out", checks]) in (0, 4)
+    scores = str(tmp_path / "scores.json")
+    base = ["--config", config, "--runs", *runs, "--baseline", "keyword", "--resamples", "20", "--json", scores]
+    assert run_cli(score.main, [*base, "--verdicts", verdicts, "--checks", checks]) == 0
+    # The same verdicts in another order: another file by its sha256, as after judge.py grades again.
+    lines = open(verdicts, encoding="utf-8").readlines()
+    regraded = str(tmp_path / "regraded.jsonl")
+    open(regraded, "w", encoding="utf-8").writelines(reversed(lines))
+    capsys.readouterr()
+    assert run_cli(score.main, [*base, "--verdicts", regraded, "--checks", checks]) == 2
+    err = capsys.readouterr().err
+    assert f"{checks}: checked other verdicts than these" in err and "rerun check.py" in err
+    assert run_cli(score.main, [*base, "--verdicts", regraded]) == 0  # scores.json of the regraded verdicts
+    report_args = ["--scores", scores, "--manifest", m, "--runs", *runs, "--verdicts", regraded,
+                   "--out", str(tmp_path / "report.md")]
+    assert run_cli(report.main, [*report_args, "--checks", checks]) == 2
+    assert f"{checks}: checked other verdicts than these" in capsys.readouterr().err
+    assert run_cli(report.main, report_args) == 0
