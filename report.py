@@ -478,20 +478,54 @@ def controls_line(scores: dict, checks: dict | None, current: bool) -> list:
     return segs(Strong("Controls"), " (", more, f"): {'; '.join(shown)}; no verdict without check.py's --checks.")
 
 
-def embedded_line(scores: dict, manifest: dict) -> list | None:
-    """What the embedded reader (the small model make bench serves) can and cannot show, with its
-    accuracy given exactly the evidence (the oracle control) in this very comparison."""
-    info = manifest["served_model_info"]
-    if info is None or retrieval_only(scores):
+def reader_line(scores: dict, manifest: dict) -> list | None:
+    """What this run's reader lets accuracy show, written from this run's own figures: how often
+    it answers given exactly the evidence (oracle) and given none, and which systems accuracy and
+    recall in context each separate from the baseline. It claims nothing the figures do not: the
+    gap closed is accuracy rescaled by the controls' span, so it separates what accuracy does."""
+    if retrieval_only(scores):
         return None
-    oracle = [s for s in scores["systems"] if s["backend"] == "oracle" and s["accuracy"] is not None]
-    if oracle:
-        said = (f": {', '.join(rate(s['accuracy']) for s in oracle)} right given exactly the evidence (the oracle "
-                f"control), so accuracy barely tells memory systems apart; recall and the gap closed do.")
+    info = manifest["served_model_info"]
+    title = [Strong("Embedded reader" if info is not None else "Reader"), " ",
+             Code(info["served_model"] if info is not None else scores["contract"]["answer_model"])]
+    control = {name: [s for s in scores["systems"] if s["backend"] == name and s["accuracy"] is not None]
+               for name in ("none", "oracle")}
+    if not control["oracle"]:
+        said = ": no oracle control here says how often it answers given exactly the evidence, so nothing bounds " \
+               "what its accuracy can show."
     else:
-        said = (": a small local model, and no oracle control here says how often it answers given exactly the "
-                "evidence; read recall and the gap closed rather than accuracy.")
-    return segs(Strong("Embedded reader"), " ", Code(info["served_model"]), said)
+        said = f": {', '.join(rate(s['accuracy']) for s in control['oracle'])} right given exactly the evidence (the " \
+               "oracle control)"
+        if len(control["oracle"]) == len(control["none"]) == 1:
+            span = control["oracle"][0]["accuracy"] - control["none"][0]["accuracy"]
+            said += f" and {rate(control['none'][0]['accuracy'])} with none, a span of {rate(span)} for memory " \
+                    "systems to differ in."
+        else:
+            said += "."
+    return segs(*title, said + separation_text(scores))
+
+
+def separation_text(scores: dict) -> str:
+    """Which systems accuracy and recall in context separate from the baseline (their paired
+    95% intervals exclude 0), in one or two sentences; empty with no system beside the baseline."""
+    accuracy = [d for d in scores["differences"] if d["difference"] is not None]
+    recall = [d for d in scores["retrieval_differences"] if d["metric"] == "recall_all_in_context"
+              and d["difference"] is not None]
+    if not accuracy:
+        return ""
+    baseline = accuracy[0]["baseline"]
+    in_accuracy = [d["system"] for d in accuracy if d["separated"]]
+    in_recall = [d["system"] for d in recall if d["separated"]]
+
+    def names(found: list[str]) -> str:
+        return ", ".join(found) if found else "no system"
+    text = f" Accuracy separates {names(in_accuracy)} from {baseline}"
+    if recall:
+        text += f"; recall in context separates {names(in_recall)}"
+    hidden = [x for x in in_recall if x not in in_accuracy]
+    if hidden:
+        text += f", a difference in retrieval that accuracy does not show for {', '.join(hidden)}"
+    return text + "."
 
 
 def recall_line(scores: dict) -> list | None:
@@ -519,11 +553,11 @@ def grader_line(scores: dict, calibration: dict | None, grader: dict | None) -> 
 
 def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool,
                    grader: list | None) -> list:
-    """The first screen: the answer table, then one line each for what the embedded reader can
+    """The first screen: the answer table, then one line each for what the reader lets accuracy
     show, the grader's calibration (`grader`, grader_line's), the controls and every deviation
     (at most DEVIATION_LINES, the rest a link away)."""
     found = deviations(scores, checks, current)
-    lines = [x for x in (coverage_line(scores), embedded_line(scores, manifest), recall_line(scores), grader)
+    lines = [x for x in (coverage_line(scores), reader_line(scores, manifest), recall_line(scores), grader)
              if x is not None]
     lines.append(controls_line(scores, checks, current))
     whole_lines = len(lines)

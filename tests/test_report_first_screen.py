@@ -101,7 +101,7 @@ def test_each_deviation_is_one_line_and_the_rest_a_link_away(tmp_path):
 
 def test_the_embedded_report_says_what_its_reader_can_show_with_the_oracle_figure(tmp_path):
     code, md, paths = build(tmp_path, {"oracle": recs("oracle"), "keyword": recs("keyword")})
-    assert "Embedded reader" not in md  # an endpoint's model: nothing to say
+    assert "Embedded reader" not in md  # an endpoint's model: the line names it a reader
     manifest = json.load(open(paths["manifest"]))
     manifest["served_model_info"] = {"server": "llama-cpp-python", "server_version": "0.3.36",
                                      "served_model": "SmolLM2-135M-Instruct.Q4_1-f16", "model_file": "m.gguf",
@@ -111,7 +111,43 @@ def test_the_embedded_report_says_what_its_reader_can_show_with_the_oracle_figur
     md = open(paths["md"], encoding="utf-8").read()
     line = next(x for x in first_screen(md).splitlines() if "Embedded reader" in x)
     assert line == ("- **Embedded reader** `SmolLM2-135M-Instruct.Q4_1-f16`: 0.500 right given exactly the evidence "
-                    "(the oracle control), so accuracy barely tells memory systems apart; recall and the gap closed do.")
+                    "(the oracle control).")
+
+
+def systems_over(cases: int, answers: dict, retrieved: dict) -> dict:
+    """Each system's records over `cases` cases of two questions (evidence t1): answers[name] is
+    "all", "none" or "half" right (yes is right), retrieved[name] what it put in context."""
+    said = {"all": lambda i: "yes", "none": lambda i: "no", "half": lambda i: "yes" if i % 2 == 0 else "no"}
+    return {name: [run_record(name, f"q{i}", f"c{i // 2}", said[answers[name]](i), ["t1"], retrieved[name])
+                   for i in range(2 * cases)] for name in answers}
+
+
+def reader_line_of(tmp_path, systems: dict) -> str:
+    code, md, _ = build(tmp_path, systems)
+    assert code == 0
+    return next(x for x in first_screen(md).splitlines() if x.startswith("- **Reader**"))
+
+
+def test_the_reader_line_says_accuracy_separates_systems_when_its_intervals_do(tmp_path):
+    systems = systems_over(20, {"none": "none", "oracle": "all", "keyword": "none", "bm25": "all"},
+                           {"none": [], "oracle": ["t1"], "keyword": ["t2"], "bm25": ["t1"]})
+    line = reader_line_of(tmp_path, systems)
+    assert line == ("- **Reader** `m`: 1.00 right given exactly the evidence (the oracle control) and 0.00 with "
+                    "none, a span of 1.00 for memory systems to differ in. Accuracy separates bm25 from keyword; "
+                    "recall in context separates bm25.")
+    assert "gap closed" not in line
+
+
+def test_the_reader_line_says_when_only_recall_separates_systems(tmp_path):
+    # The same answers, other retrieval: recall in context parts bm25 from keyword, accuracy cannot.
+    systems = systems_over(20, {"none": "none", "oracle": "half", "keyword": "half", "bm25": "half"},
+                           {"none": [], "oracle": ["t1"], "keyword": ["t2"], "bm25": ["t1"]})
+    line = reader_line_of(tmp_path, systems)
+    assert line == ("- **Reader** `m`: 0.500 right given exactly the evidence (the oracle control) and 0.00 with "
+                    "none, a span of 0.500 for memory systems to differ in. Accuracy separates no system from "
+                    "keyword; recall in context separates bm25, a difference in retrieval that accuracy does not "
+                    "show for bm25.")
+    assert "barely" not in line and "gap closed" not in line
 
 
 def test_the_judges_reason_is_beside_decided_by_llm(tmp_path):
