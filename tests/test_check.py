@@ -13,7 +13,7 @@ import check
 import judge
 import run
 import score
-from conftest import TINY, write_config
+from conftest import ROOT, TINY, write_config
 from interface import MemoryItem, items_sha256, load_dataset, run_cli, session_items
 from memory_service import MemoryService
 from records import run_record, verdict_for, write_comparison, write_jsonl
@@ -574,3 +574,18 @@ def test_a_rerun_of_other_backend_code_is_refused_as_another_retrieval(tmp_path,
     code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--config", cfg,
                                 "--out", str(tmp_path / "checks.json"), "--rerun", str(rerun)])
     assert code == 2 and "field 'backend_code_sha256'" in capsys.readouterr().err
+
+
+def test_docs_state_every_check_limit_with_its_default():
+    text = open(os.path.join(ROOT, "docs", "checks.md"), encoding="utf-8").read()
+    table = text.split("## The limits, and why", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| `")}
+    for key, value in check.CHECK_DEFAULTS.items():
+        row = next(line for names, line in rows.items() if f"`{key}`" in names)
+        if isinstance(value, dict) and "default" in value:
+            assert all(f"{limit:.2f}" in row for limit in value.values()), (key, row)
+            assert all(f"`{qtype}`" in row for qtype in value if qtype != "default"), (key, row)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert str(value) in row, (key, row)
+        elif isinstance(value, list):
+            assert all(f"{v}" in row for v in value), (key, row)

@@ -75,3 +75,4 @@ def test_check_py_states_its_exit_codes_in_its_help_and_docs():
     for doc in ("README.md", os.path.join("docs", "checks.md"), "Makefile"):
         body = open(os.path.join(ROOT, doc), encoding="utf-8").read()
         assert "-eq 4 ]" in body and "-eq 1 ]" not in body, doc
+
