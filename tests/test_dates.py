@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -89,3 +90,23 @@ def test_a_labelled_answer_with_an_asked_at_that_is_no_timestamp_is_refused(tmp_
     path.write_text(json.dumps({**item, "asked_at": "last Tuesday"}) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"dates.jsonl:1: field 'asked_at'"):
         load_calibration(str(path))
+
+
+@pytest.mark.parametrize("dataset", ["cases-v2.jsonl", "dev-v2.jsonl", "cases.jsonl", "dev.jsonl"])
+def test_every_bundled_yearless_date_gold_takes_the_year_of_its_evidence(dataset):
+    # The nearest year to asked_at is the year the history means: each date gold's day falls
+    # within six months of the session that states it (the furthest, 42 days).
+    import datetime
+    from interface import load_dataset
+    golds = 0
+    for case in load_dataset(os.path.join(ROOT, "data", dataset)):
+        said = {t["turn_id"]: datetime.date.fromisoformat(s["timestamp"][:10]) for s in case["sessions"]
+                for t in s["turns"]}
+        for q in case["questions"]:
+            day = name_days(q["gold_answer"], q["asked_at"])
+            if not re.fullmatch(r"\d{4}-\d\d-\d\d", day) or not q["evidence"]:
+                continue
+            golds += 1
+            named = datetime.date.fromisoformat(day)
+            assert min(abs((named - said[e]).days) for e in q["evidence"]) <= 183, (q["qid"], q["gold_answer"], day)
+    assert golds > 0
