@@ -41,8 +41,9 @@ def test_no_wrong_date_is_accepted_and_at_most_one_right_date_in_ten_is_rejected
         assert overall["false_rejects"] <= overall["known_right"] / 10
 
 
-def test_docs_quote_the_rates_the_rules_make_on_the_date_set():
-    text = open(os.path.join(ROOT, "docs", "grading.md"), encoding="utf-8").read()
+@pytest.mark.parametrize("doc", ["README.md", os.path.join("docs", "grading.md")])
+def test_docs_quote_the_rates_the_rules_make_on_the_date_set(doc):
+    text = open(os.path.join(ROOT, doc), encoding="utf-8").read()
     assert f"rules `{RULES_SHA256[:12]}`" in text
     overall = rates(False)
     row = next(line for line in text.splitlines() if line.startswith("| `data/dates.jsonl`"))
