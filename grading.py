@@ -940,15 +940,17 @@ def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
 
 # interface.is_answerable and its table are the dataset's answer to "is this question
 # answerable"; the rules depend on them, so they are part of the identity too.
-RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "WEEKDAYS", "DAY_PATTERN", "NUMBER_WORDS", "TENS_WORDS", "UNIT_WORDS", "SYMBOLS", "VERDICT_TOKEN",
-               "PART_BREAKS", "HEDGES", "NEGATIONS", "PRESENT", "PAST", "SHIFTS", "CONJUNCTIONS", "CHOICES",
-               "QUESTION_STARTS", "OPENERS", "EXACT_OPENERS", "ATTRIBUTIONS", "FILLER", "DOUBT_WORDS", "SEARCHED",
-               "DECLINES", "PORTER_IRREGULAR", "STEP2", "STEP3", "STEP4")
-RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_named_day", "name_days", "_dated", "_cased", "_words", "verdict_normalize", "_folded", "declines",
-                  "_same_word", "_says_nothing_new", "_gap", "pure_abstention", "_phrases", "verdict_equal", "_spans",
-                  "_contains", "_opener_positions", "_phrase_positions", "_choice_words", "_names", "_shape", "_plain",
-                  "_value_runs", "_restated", "_gold_positions", "_asked", "_contains_gold", "deterministic", "porter_stem",
-                  "_consonant", "_measure", "_has_vowel", "_cvc", "_suffix_rule", "_step1", "_step2", "_step4", "_step5")
+RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "WEEKDAYS", "DAY_PATTERN", "NUMBER_WORDS",
+               "TENS_WORDS", "UNIT_WORDS", "SYMBOLS", "VERDICT_TOKEN", "PART_BREAKS", "HEDGES", "NEGATIONS",
+               "PRESENT", "PAST", "SHIFTS", "CONJUNCTIONS", "CHOICES", "QUESTION_STARTS", "OPENERS", "EXACT_OPENERS",
+               "ATTRIBUTIONS", "FILLER", "DOUBT_WORDS", "SEARCHED", "DECLINES", "PORTER_IRREGULAR", "STEP2", "STEP3",
+               "STEP4")
+RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_named_day", "name_days", "_dated", "_cased",
+                  "_words", "verdict_normalize", "_folded", "declines", "_same_word", "_says_nothing_new", "_gap",
+                  "pure_abstention", "_phrases", "verdict_equal", "_spans", "_contains", "_opener_positions",
+                  "_phrase_positions", "_choice_words", "_names", "_shape", "_plain", "_value_runs", "_restated",
+                  "_gold_positions", "_asked", "_contains_gold", "deterministic", "porter_stem", "_consonant",
+                  "_measure", "_has_vowel", "_cvc", "_suffix_rule", "_step1", "_step2", "_step4", "_step5")
 
 
 def _canonical(value: object) -> object:
@@ -1073,9 +1075,9 @@ def decide(record: dict, with_judge: bool) -> tuple[str, str] | None:
 # rules were tuned on: data/calibration.jsonl, and data/tuning2.jsonl, written by someone who
 # never read the rules, aimed at full-sentence answers and the wrong answers that look like them
 # (an outdated value inside a sentence, a wrong detail beside the gold, a guess after a
-# decline). The held-out sets (data/heldout.jsonl, data/dates.jsonl), on which the rules are
-# measured and never tuned. Known-right kinds are what a too-strict grader rejects, known-wrong
-# kinds what a too-lenient one accepts.
+# decline). The held-out sets (data/heldout.jsonl, data/dates.jsonl, data/dates2.jsonl), on
+# which the rules are measured and never tuned. Known-right kinds are what a too-strict grader
+# rejects, known-wrong kinds what a too-lenient one accepts.
 # Wrong kinds only the date set (data/dates.jsonl) holds: the right day with a weekday that is
 # not its own, and a numeric date that reads as two days ("3/4/2026").
 DATE_WRONG_KINDS = ("wrong_weekday", "ambiguous_date")
