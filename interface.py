@@ -627,9 +627,9 @@ def refuse_stale_checks_verdicts(checks: dict, path: str, verdicts_sha256: list[
     again since check.py ran, so its control and judge checks are about other verdicts. Both
     sides empty (a model-free comparison) match."""
     if sorted(checks["inputs"]["verdicts"].values()) != sorted(verdicts_sha256):
-        raise InputError(f"{path}: checked other verdicts than these ({', '.join(checks['inputs']['verdicts']) or 'none'}"
-                         f"; a verdicts file graded again since is another, by its sha256): rerun check.py with "
-                         f"these --runs and --verdicts")
+        checked = ", ".join(checks["inputs"]["verdicts"]) or "none"
+        raise InputError(f"{path}: checked other verdicts than these ({checked}; a verdicts file graded again since "
+                         f"is another, by its sha256): rerun check.py with these --runs and --verdicts")
 
 
 def check_format(obj: dict, expected: str, where: str, fix: str) -> None:

@@ -140,7 +140,8 @@ def test_calibration_rates_refuse_a_missing_verdict():
 @pytest.mark.parametrize("with_judge", [False, True])
 def test_rules_never_accept_a_known_wrong_calibration_answer(path, with_judge):
     items = load_calibration(path)
-    accepted = [i["id"] for i in items if i["label"] == "incorrect" and (decide(i, with_judge) or ("",))[0] == "correct"]
+    accepted = [i["id"] for i in items
+                if i["label"] == "incorrect" and (decide(i, with_judge) or ("",))[0] == "correct"]
     assert accepted == []
     if not with_judge:
         rates = calibration_rates(items, rules_verdicts(items))

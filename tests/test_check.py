@@ -559,7 +559,8 @@ def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
     assert run_cli(manifest.main, [cfg, "--backends", "none", "oracle", "keyword", "--out-dir", str(tmp_path)]) == 0
     out = tmp_path / "c.json"
     m = str(next(tmp_path.glob("manifest-*.json")))
-    assert run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)]) == check.EXIT_CHECK_FAILED == 4
+    code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)])
+    assert code == check.EXIT_CHECK_FAILED == 4
     data = json.loads(out.read_text())
     # without --config the default thresholds hold, and the fake endpoint's oracle is below them
     assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"

@@ -39,7 +39,8 @@ def test_the_date_set_covers_both_sides_and_every_kind_of_date_it_names():
 def test_no_wrong_date_is_accepted_and_at_most_one_right_date_in_ten_is_rejected(with_judge):
     overall = rates(with_judge)
     print(f"\ndates, rules {'with' if with_judge else 'without'} a judge: {overall['false_accepts']} of "
-          f"{overall['known_wrong']} false accepts, {overall['false_rejects']} of {overall['known_right']} false rejects")
+          f"{overall['known_wrong']} false accepts, {overall['false_rejects']} of {overall['known_right']} "
+          f"false rejects")
     assert overall["false_accepts"] == 0
     if not with_judge:  # with a judge the rules leave every answer but the gold's own form to it
         assert overall["false_rejects"] <= overall["known_right"] / 10
@@ -62,7 +63,8 @@ def test_docs_quote_the_rates_the_rules_make_on_the_date_sets(doc, path):
     assert f"rules `{RULES_SHA256[:12]}`" in text
     overall = rates(False, path)
     row = next(line for line in text.splitlines() if line.startswith(f"| `{os.path.relpath(path, ROOT)}`"))
-    for k, n in ((overall["false_accepts"], overall["known_wrong"]), (overall["false_rejects"], overall["known_right"])):
+    for k, n in ((overall["false_accepts"], overall["known_wrong"]),
+                 (overall["false_rejects"], overall["known_right"])):
         low, high = wilson_interval(k, n)
         assert f"{k} of {n} ({100 * k / n:.1f}%, {100 * low:.1f}-{100 * high:.1f}%)" in row, row
 
