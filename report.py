@@ -500,6 +500,10 @@ def reader_line(scores: dict, manifest: dict) -> list | None:
             span = control["oracle"][0]["accuracy"] - control["none"][0]["accuracy"]
             said += f" and {rate(control['none'][0]['accuracy'])} with none, a span of {rate(span)} for memory " \
                     "systems to differ in."
+            detectable = [m["value"] for m in scores["minimum_detectable_difference"].values() if m["value"] is not None]
+            if len(detectable) == 1 and span < detectable[0]:
+                said += " The span is smaller than the smallest difference this comparison detects with 80% power " \
+                        f"(MDD {rate(detectable[0])}): accuracy cannot be expected to separate memory systems here."
         else:
             said += "."
     return segs(*title, said + separation_text(scores))

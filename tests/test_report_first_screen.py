@@ -250,3 +250,18 @@ def test_report_py_ends_by_printing_the_first_table_aligned(real, capsys):
     assert report.interval_text(d) in rows[-1] and report.separated_text(d) in rows[-1]
     assert out[-1] == f"report: {real['html']} (open it from disk)"
     assert any(line.startswith("Controls: ") for line in out)
+
+
+def test_the_reader_line_says_when_the_controls_span_is_below_what_the_comparison_detects(tmp_path):
+    # An oracle right on 2 of 40 questions, and two systems right on different questions: the
+    # difference between them is noisy, and wider than the whole span between the controls.
+    systems = systems_over(20, {"none": "none", "keyword": "half", "bm25": "half"},
+                           {"none": [], "keyword": ["t2"], "bm25": ["t1"]})
+    systems["oracle"] = [run_record("oracle", f"q{i}", f"c{i // 2}", "yes" if i in (0, 1) else "no", ["t1"], ["t1"])
+                         for i in range(40)]
+    systems["bm25"] = [{**r, "answer": "no" if i % 2 == 0 else "yes"} if i % 4 == 0 else r
+                       for i, r in enumerate(systems["bm25"])]
+    line = reader_line_of(tmp_path, systems)
+    assert "right given exactly the evidence (the oracle control) and 0.00 with none, a span of 0.050" in line
+    assert "The span is smaller than the smallest difference this comparison detects with 80% power (MDD " in line
+    assert "accuracy cannot be expected to separate memory systems here." in line
