@@ -551,6 +551,25 @@ def interval(values: np.ndarray) -> tuple[float | None, float | None]:
     return percentile(ok, 0.025), percentile(ok, 0.975)
 
 
+def paired_summary(difference: float, resampled: np.ndarray, clusters: int) -> dict:
+    """One paired difference as every comparison reports it, accuracy and retrieval alike: the
+    point, the 95% interval of its resampled values and their standard error. No interval from
+    a single cluster (resampling one cluster always draws it, and a zero width would read as
+    certainty); and where the interval is withheld (interval()), no standard error either, so
+    that no minimum detectable difference is scaled from resamples too sparse for an interval."""
+    out = {"difference": difference, "ci_low": None, "ci_high": None, "standard_error": None}
+    if clusters > 1:
+        out["ci_low"], out["ci_high"] = interval(resampled)
+        if out["ci_low"] is not None:
+            out["standard_error"] = float(np.nanstd(resampled))
+    return out
+
+
+def separated(d: dict) -> bool | None:
+    """Whether a paired difference's interval excludes 0; None without an interval."""
+    return None if d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
+
+
 def selections(row: dict) -> tuple[str, str]:
     """The two selections of questions a row counts in: answerable or unanswerable, and its type."""
     return ("answerable" if row["answerable"] else "unanswerable"), f"type:{row['type']}"
@@ -607,21 +626,15 @@ class BudgetStats:
             return sum(self.hits.get((key, sel), {}).values()) / (n * r), np.where(den > 0, hits / den, np.nan)
 
     def paired(self, a: tuple, b: tuple, sel: str) -> dict | None:
-        """A's accuracy minus B's on the selection, question by question: the point, the 95%
-        interval and the standard error of the resampled differences; no interval from a single
-        cluster (resampling one cluster always draws it, and a zero width would read as
-        certainty). None when no question of the selection was graded."""
+        """A's accuracy minus B's on the selection, question by question (paired_summary), with
+        the questions and clusters it rests on. None when no question of the selection was
+        graded."""
         pa, ta = self.accuracy(a, sel)
         pb, tb = self.accuracy(b, sel)
         if pa is None:
             return None
-        out = {"difference": pa - pb, "ci_low": None, "ci_high": None, "standard_error": None,
-               "questions": sum(self.counts[sel].values()), "clusters": len(self.counts[sel])}
-        if out["clusters"] > 1:
-            d = ta - tb
-            out["ci_low"], out["ci_high"] = interval(d)
-            out["standard_error"] = float(np.nanstd(d))
-        return out
+        return {**paired_summary(pa - pb, ta - tb, len(self.counts[sel])),
+                "questions": sum(self.counts[sel].values()), "clusters": len(self.counts[sel])}
 
     def gap_closed(self, label: str, none: str, oracle: str) -> dict:
         """(system - none) / (oracle - none) on answerable questions, over all repeats, with its
@@ -671,6 +684,13 @@ def minimum_detectable(difference: dict | None) -> float | None:
 # Why a minimum detectable difference is n/a when the standard error behind it is 0.
 NO_SPREAD = ("the paired difference is the same in every bootstrap resample (standard error 0), as when the systems "
              "agree on every question: no spread to scale")
+
+
+# Why a paired difference of several clusters has no interval, no standard error and no minimum
+# detectable difference: interval() withholds an interval when over 5% of the resamples leave
+# the statistic undefined (they drew no question of its selection).
+WITHHELD = ("more than 5% of the bootstrap resamples draw no question it is measured on: no interval, so no "
+            "standard error and no minimum detectable difference")
 
 
 MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the paired difference to the baseline on "
@@ -776,14 +796,13 @@ class Scoring:
                 if s["backend"] in CONTROL_NAMES or s["backend"] == baseline or s["graded"] == 0:
                     continue
                 d = self.paired(s["label"], base)
-                separated = None if d is None or d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
                 floors = [w for w in (noise_half_width(self.systems[base]), noise_half_width(s)) if w is not None]
                 floor = max(floors) if floors else None
                 out.append({"system": s["label"], "baseline": base, "budget": budget,
                             **(d or {"difference": None, "ci_low": None, "ci_high": None, "standard_error": None,
                                      "questions": 0, "clusters": 0}),
                             "cases": s["cases"],
-                            "separated": separated,
+                            "separated": None if d is None else separated(d),
                             "minimum_detectable_difference": minimum_detectable(d),
                             "abstention": self.paired(s["label"], base, "unanswerable"),
                             "by_type": {t: self.paired(s["label"], base, f"type:{t}") for t in types},
@@ -810,6 +829,8 @@ class Scoring:
             if not measured:
                 note = "needs at least two clusters of graded answerable questions" if paired else \
                     "no system is compared with the baseline"
+                if any(d["clusters"] > 1 and d["ci_low"] is None for d in paired):
+                    note = WITHHELD
                 if any(d["standard_error"] == 0 for d in paired):
                     note = NO_SPREAD
                 if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
@@ -904,18 +925,16 @@ def retrieval_differences(records: list[dict], baseline: str, resamples: int = R
                                      "baseline's records")
                     out.append(entry)
                     continue
-                entry["difference"] = sum(means[label][q][m] - means[base][q][m] for q in qs) / len(qs)
-                if clusters > 1:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        n_t = totals[:, index[(label, None)]]
-                        resampled = np.where(n_t > 0, totals[:, index[(label, m)]] / n_t, np.nan)
-                    entry["ci_low"], entry["ci_high"] = interval(resampled)
-                    entry["standard_error"] = float(np.nanstd(resampled))
-                    if entry["ci_low"] is not None:
-                        entry["separated"] = not entry["ci_low"] <= 0 <= entry["ci_high"]
-                    entry["minimum_detectable_difference"] = minimum_detectable(entry)
-                else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    n_t = totals[:, index[(label, None)]]
+                    resampled = np.where(n_t > 0, totals[:, index[(label, m)]] / n_t, np.nan)
+                entry.update(paired_summary(sum(means[label][q][m] - means[base][q][m] for q in qs) / len(qs),
+                                            resampled, clusters))
+                entry["separated"], entry["minimum_detectable_difference"] = separated(entry), minimum_detectable(entry)
+                if clusters < 2:
                     entry["note"] = "a single cluster: no interval"
+                elif entry["ci_low"] is None:
+                    entry["note"] = WITHHELD
                 out.append(entry)
     return out
 
@@ -1067,7 +1086,7 @@ def reading(d: dict) -> str:
     if d["within_noise_floor"]:
         return "within the noise floor"
     if d["separated"] is None:
-        return "no interval (one cluster)"
+        return "no interval (one cluster)" if d["clusters"] < 2 else "no interval (too few resamples define it)"
     return ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
 
 

@@ -300,6 +300,27 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
                                                           "formula": metrics.MDD_FORMULA, "note": metrics.NO_SPREAD}
 
 
+def test_a_withheld_interval_has_no_minimum_detectable_difference(tmp_path, capsys):
+    # Two clusters hold the answerable questions and ten more hold only abstention questions: a
+    # resample draws no answerable question with probability (10/12)^12 = 0.11, above the 5%
+    # interval() allows, so the interval is withheld, and with it the standard error and the
+    # minimum detectable difference that would be scaled from it.
+    def system(name, right):
+        return ([rec(name, f"q{i}", f"c{i}", "yes" if i in right else "no") for i in range(2)] +
+                [rec(name, f"u{i}", f"d{i}", "no", type="abstention") for i in range(10)])
+    s, _ = scored(tmp_path, {"A": system("A", {0, 1}), "B": system("B", {1})}, "B")
+    d = s["differences"][0]
+    assert (d["difference"], d["clusters"]) == (0.5, 2)
+    assert (d["ci_low"], d["ci_high"], d["standard_error"], d["minimum_detectable_difference"]) == (None,) * 4
+    assert d["separated"] is None and metrics.reading(d) == "no interval (too few resamples define it)"
+    assert s["minimum_detectable_difference"]["1200"]["value"] is None
+    assert s["minimum_detectable_difference"]["1200"]["note"] == metrics.WITHHELD
+    assert "minimum detectable difference at budget 1200: n/a (more than 5%" in capsys.readouterr().out
+    # The one summary serves retrieval too: no interval, no standard error, no MDD, and why.
+    summary = metrics.paired_summary(0.5, np.array([np.nan] * 90 + [0.5] * 10), clusters=2)
+    assert summary == {"difference": 0.5, "ci_low": None, "ci_high": None, "standard_error": None}
+
+
 def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detectable_difference_is_not(
         tmp_path, capsys):
     # A deterministic endpoint at temperature 0: repeat 1 is graded as repeat 0 on every question,
