@@ -662,12 +662,23 @@ def system_label(rec: dict, several_budgets: bool) -> str:
     return f"{rec['backend']}@{rec[BUDGET_FIELD]}" if several_budgets else rec["backend"]
 
 
-def noise_half_width(system: dict) -> float | None:
-    """How far from zero a repeat of this system wandered: the larger end of its interval."""
-    floor = system["noise_floor"]
-    if not floor or floor["ci_low"] is None:
+def repeat_standard_error(system: dict) -> float | None:
+    """The run-to-run standard error of a system's accuracy over all its repeats: the spread of
+    its R repeats' accuracies over sqrt(R), the standard error of a mean of R draws. None with
+    fewer than two graded repeats (nothing to spread)."""
+    rep = system["repeat_accuracy"]
+    if rep is None or rep["sd"] is None:
         return None
-    return max(abs(floor["ci_low"]), abs(floor["ci_high"]))
+    return rep["sd"] / math.sqrt(sum(a is not None for a in rep["per_repeat"]))
+
+
+def difference_noise_floor(a: dict, b: dict) -> float | None:
+    """How large a difference between two systems' means over their repeats run-to-run
+    variation alone makes, at 95%: z_0.975 x the square root of the sum of their squared
+    repeat_standard_error, over the systems run more than once (a single run's variation is
+    unmeasured, so it adds nothing); None when neither was."""
+    errors = [e for e in (repeat_standard_error(a), repeat_standard_error(b)) if e is not None]
+    return Z95 * math.sqrt(sum(e * e for e in errors)) if errors else None
 
 
 def minimum_detectable(difference: dict | None) -> float | None:
@@ -785,8 +796,9 @@ class Scoring:
     def differences(self, baseline: str) -> list[dict]:
         """Each system (not a control) against the baseline, budget by budget: the headline over
         answerable questions, per question type, and abstention (unanswerable questions) on its
-        own; whether the interval separates them, whether the difference is no larger than
-        either system's noise floor, and the minimum detectable difference of the pair."""
+        own; whether the interval separates them, whether the difference is no larger than the
+        pair's noise floor (difference_noise_floor: a note beside the interval, which alone
+        decides "separated"), and the minimum detectable difference of the pair."""
         out = []
         for budget in self.budgets:
             base = self.row_of(baseline, budget)
@@ -796,8 +808,7 @@ class Scoring:
                 if s["backend"] in CONTROL_NAMES or s["backend"] == baseline or s["graded"] == 0:
                     continue
                 d = self.paired(s["label"], base)
-                floors = [w for w in (noise_half_width(self.systems[base]), noise_half_width(s)) if w is not None]
-                floor = max(floors) if floors else None
+                floor = difference_noise_floor(self.systems[base], s)
                 out.append({"system": s["label"], "baseline": base, "budget": budget,
                             **(d or {"difference": None, "ci_low": None, "ci_high": None, "standard_error": None,
                                      "questions": 0, "clusters": 0}),
@@ -1080,14 +1091,16 @@ def estimate_text(value: float | None, ci: list | None) -> str:
 
 
 def reading(d: dict) -> str:
-    """What a difference to the baseline says, in words."""
+    """What a difference to the baseline says, in words: what its interval says (better, worse,
+    not separated, or why there is no interval), with the noise floor as a note beside it,
+    never in its place."""
     if d["difference"] is None:
         return "not comparable"
-    if d["within_noise_floor"]:
-        return "within the noise floor"
     if d["separated"] is None:
-        return "no interval (one cluster)" if d["clusters"] < 2 else "no interval (too few resamples define it)"
-    return ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+        words = "no interval (one cluster)" if d["clusters"] < 2 else "no interval (too few resamples define it)"
+    else:
+        words = ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+    return words + ("; within the noise floor" if d["within_noise_floor"] else "")
 
 
 def separated_text(d: dict | None) -> str:

@@ -350,12 +350,17 @@ def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
     assert rep["per_repeat"] == [0.5, 0.75] and rep["mean"] == 0.625 and rep["min"] == 0.5
     assert by["A"]["noise_floor"]["difference"] == 0.25  # repeat 1 minus repeat 0
     assert by["A"]["accuracy"] == 0.625                     # the row is over all repeats
-    # B has one repeat. A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a
-    # resample's mean is 1 with p (2/4)^4 = 1/16 > 2.5%, so the interval's upper end is 1 and the
-    # noise floor (its larger end in absolute value) is 1: A - B = 0.625 - 0.25 is within it.
-    d = s["differences"][0]
+    # A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a resample's mean is 1
+    # with p (2/4)^4 = 1/16 > 2.5%, so that interval's upper end is 1: one repeat's drift.
     assert by["A"]["noise_floor"]["ci_high"] == 1.0
-    assert (d["difference"], d["noise_floor"], d["within_noise_floor"]) == (0.375, 1.0, True)
+    # The difference is between means over repeats, so its noise floor is the means' own: A's
+    # repeats spread by sd 0.25 / sqrt(2), a standard error of sd / sqrt(2) = 0.125 for the mean
+    # of two; B has one repeat (unmeasured, adds nothing); 1.96 x 0.125 = 0.245, and A - B =
+    # 0.625 - 0.25 is outside it.
+    d = s["differences"][0]
+    assert metrics.repeat_standard_error(by["A"]) == pytest.approx(0.125)
+    assert d["noise_floor"] == pytest.approx(metrics.Z95 * 0.125) and d["difference"] == 0.375
+    assert d["within_noise_floor"] is False
 
 
 def test_a_system_that_differs_between_repeats_has_one_figure_over_them(tmp_path):
@@ -369,11 +374,12 @@ def test_a_system_that_differs_between_repeats_has_one_figure_over_them(tmp_path
     assert by["none"]["gap_closed"] is None and by["none"]["correct"] == 3 and by["none"]["records"] == 16
 
 
-def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
+def test_the_noise_floor_is_a_note_beside_the_interval_on_the_means_own_spread(tmp_path):
     # Four clusters of four questions. The baseline B gets one per cluster right in repeat 0 and two
-    # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster, so every resample gives
-    # +0.25 and the noise floor is exactly 0.25; over both repeats B is 0.375. C is 0.375 above B
-    # (outside), D 0.125 (within: not larger).
+    # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster (its row's noise floor, one
+    # repeat's drift, is exactly 0.25); over both repeats B is 0.375. The differences are to B's
+    # mean of two repeats, whose run-to-run standard error is sd(0.25, 0.5) / sqrt(2) = 0.125:
+    # the noise floor is 1.96 x 0.125 = 0.245. C is 0.375 above B (outside), D 0.125 (within).
     def system(name, right_per_cluster, repeat=0):
         return [{**rec(name, f"q{c}{i}", f"c{c}", "yes" if i < right_per_cluster else "no"), "repeat": repeat}
                 for c in range(4) for i in range(4)]
@@ -382,10 +388,15 @@ def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
     assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "standard_error": 0.0,
                                       "questions": 16, "clusters": 4}
     diffs = {d["system"]: d for d in s["differences"]}
-    assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.375, 0.25, False)
-    assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.125, 0.25, True)
+    floor = metrics.Z95 * 0.125
+    assert (diffs["C"]["difference"], diffs["C"]["within_noise_floor"]) == (0.375, False)
+    assert (diffs["D"]["difference"], diffs["D"]["within_noise_floor"]) == (0.125, True)
+    assert diffs["C"]["noise_floor"] == diffs["D"]["noise_floor"] == pytest.approx(floor)
     assert diffs["C"]["separated"] is True and metrics.reading(diffs["C"]) == "better"
-    assert metrics.reading(diffs["D"]) == "within the noise floor"
+    # D is +0.125 in every cluster, so its interval separates it from B: "better" stands, and the
+    # noise floor is a note beside it, never in its place.
+    assert diffs["D"]["separated"] is True
+    assert metrics.reading(diffs["D"]) == "better; within the noise floor"
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
