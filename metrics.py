@@ -128,6 +128,25 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
     return "reader_miss"
 
 
+def question_outcome(rec: dict, row: dict) -> tuple[str, bool | None]:
+    """What one question counts as in every table, for a view that shows it (the explorer
+    decides nothing): the word for its answer, "correct", "error" (the run or the judge call
+    failed: counted incorrect, cause error), "unparseable", "incorrect", or "not graded" (no
+    verdict: a retrieval-only record); and whether it counts as right (True), wrong (False) or
+    neither (None), by accuracy's `correct` for a record that answered, and for a retrieval-only
+    one by recall in context's (every evidence turn in the context; None where recall is not
+    measured)."""
+    if row["correct"] is None:
+        word = "not graded"
+    elif row["correct"]:
+        word = "correct"
+    else:
+        word = row["cause"] if row["cause"] in ("error", "unparseable") else "incorrect"
+    if not rec["retrieval_only"]:
+        return word, row["correct"]
+    return word, evidence_found(rec)[1] if retrieval_measurable(rec) else None
+
+
 @lru_cache(maxsize=1 << 16)
 def _answer_overlap(gold: str, answer: str, category: int | None) -> tuple[bool, float]:
     """Exact match and token F1 of an answer, by grading.py's functions, once per distinct

@@ -64,8 +64,8 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
                        read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
-                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
-                     separated_text, whole)
+                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
+                     rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -1491,11 +1491,13 @@ def context_lines(r: dict, texts: Texts) -> list | None:
 
 
 def answer_entry(r: dict, q: dict, verdict: dict | None, texts: Texts) -> dict:
-    """One system's record of one question, as the explorer shows it: the answer, the verdict,
-    the layer that decided it and the judge's reason, the cause (score.py's question row), how
+    """One system's record of one question, as the explorer shows it: the answer, what it counts
+    as in the tables (metrics.question_outcome: the explorer decides nothing), the layer that
+    decided it and the judge's reason, the cause (score.py's question row), how
     much of the evidence was retrieved and kept, the context as sent, and the turns of the hits
     just past the budget cut."""
-    entry = {"rep": r["repeat"], "a": r["answer"], "v": q["verdict"], "by": q["by"], "c": q["cause"],
+    word, ok = question_outcome(r, q)
+    entry = {"rep": r["repeat"], "a": r["answer"], "v": word, "ok": ok, "by": q["by"], "c": q["cause"],
              "err": r["error"], "jerr": q["judge_error"], "ro": q["rules_only_verdict"],
              "why": verdict["judge_reason"] if verdict is not None else None,
              "ev": [q["evidence_n"], q["evidence_retrieved"], q["evidence_in_context"]],
