@@ -620,6 +620,10 @@ RUN_FORMAT = "run/3"
 VERDICT_FORMAT = "verdict/1"
 SCORES_FORMAT = "scores/1"
 CHECKS_FORMAT = "checks/1"
+MANIFEST_FORMAT = "manifest/1"
+CALIBRATION_FORMAT = "calibration/1"
+AUDIT_FORMAT = "audit/1"
+AUDIT_KEY_FORMAT = "audit_key/1"
 
 
 def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
@@ -634,6 +638,44 @@ def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
     if isinstance(found, str) and found.split("/")[0] != kind:
         raise InputError(f"{where}: a {found.split('/')[0]} record (format {found!r}), not a {kind} record")
     raise InputError(f"{where}: a {kind} record of format {found!r}; this code reads format {expected!r} only: {fix}")
+
+
+def read_versioned(path: str, what: str, expected: str, fix: str, fields: tuple = ()) -> dict:
+    """A JSON summary of a versioned format: its format first (another version is refused with
+    `fix`, before any field it may lack is named), then the fields the reader needs."""
+    obj = read_json(path, what)
+    check_format(obj, expected, path, fix)
+    missing = [f for f in fields if f not in obj]
+    if missing:
+        raise InputError(f"{path}: not the {what} of format {expected!r} (no field '{missing[0]}'): {fix}")
+    return obj
+
+
+def read_manifest(path: str, fields: tuple = ("dataset", "dataset_sha256")) -> dict:
+    """manifest.py's manifest, of MANIFEST_FORMAT, with the fields the reader needs."""
+    return read_versioned(path, "manifest of manifest.py", MANIFEST_FORMAT, "rerun manifest.py with the runs' config "
+                          "(it records the dataset and the code, and changes no run)", fields)
+
+
+def read_calibration_json(path: str, fields: tuple = ()) -> dict:
+    """judge.py --calibrate's calibration.json, of CALIBRATION_FORMAT."""
+    return read_versioned(path, "calibration.json of judge.py --calibrate", CALIBRATION_FORMAT,
+                          "rerun judge.py --calibrate", fields)
+
+
+def read_audit_json(path: str, fields: tuple = ()) -> dict:
+    """audit.py join's audit.json, of AUDIT_FORMAT."""
+    return read_versioned(path, "audit.json of audit.py join", AUDIT_FORMAT,
+                          "rerun audit.py join on the labelled sheet and its key", fields)
+
+
+def read_audit_key(path: str) -> list[tuple[int, dict]]:
+    """The lines of audit.py sample's key, each of AUDIT_KEY_FORMAT, with their line numbers."""
+    lines = list(read_jsonl(path))
+    for lineno, k in lines:
+        check_format(k, AUDIT_KEY_FORMAT, f"{path}:{lineno}", "draw a new sample with audit.py sample and label "
+                     "its sheet")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -672,7 +714,7 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
     """The dataset of a comparison: the one the manifest names (at `path` when it moved), which
     must still hash to what the manifest recorded; else the config's."""
     if manifest:
-        m = read_json(manifest, "manifest of manifest.py", ("dataset", "dataset_sha256"))
+        m = read_manifest(manifest)
         # manifest.py writes the dataset relative to the repository
         found = path or (m["dataset"] if os.path.isabs(m["dataset"]) else os.path.join(ROOT, m["dataset"]))
         if not os.path.exists(found):

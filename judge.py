@@ -55,7 +55,7 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEF
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
                        record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, verdict_identity,
                        write_atomic, write_json_atomic)
-from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
+from interface import CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 from metrics import calibration_rates, error_rate_text, rate
 
@@ -288,7 +288,7 @@ def calibrate(a: argparse.Namespace) -> int:
     for role, path, set_items in sets:
         reports.append(set_report(role, path, set_items, graded[start:start + len(set_items)]))
         start += len(set_items)
-    report = {"grader": grader_identity(judge_model, cfg["judge_sampling"]),
+    report = {"format": CALIBRATION_FORMAT, "grader": grader_identity(judge_model, cfg["judge_sampling"]),
               "grading": "rules, then the LLM judge" if judge_model else "rules only",
               "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               **reports[0], "heldout": reports[1] if len(reports) > 1 else None}

@@ -61,8 +61,9 @@ import yaml
 
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
-                       read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
+                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_audit_json,
+                       read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest, read_verdicts,
+                       record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
                      rate, reading, separated_text, whole)
@@ -1110,7 +1111,7 @@ def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
     if not os.path.exists(key_path):
         return f"names its key {key_path}, which is not here, so nothing shows that it audited these verdicts"
     sampled, other = 0, 0
-    for lineno, k in read_jsonl(key_path):
+    for lineno, k in read_audit_key(key_path):
         for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "inputs_sha256", "rules_sha256", "judge_model"):
             if f not in k:
                 raise InputError(f"{key_path}:{lineno}: not an audit key line of audit.py (no field '{f}')")
@@ -1674,7 +1675,7 @@ def main(argv: list[str] | None = None) -> int:
     #    against the dataset the manifest names (the turn texts the explorer shows).
     scores = read_scores(a.scores)
     check_inputs(scores, paths)
-    manifest = read_json(a.manifest, "manifest of manifest.py", MANIFEST_FIELDS)
+    manifest = read_manifest(a.manifest, MANIFEST_FIELDS)
     dataset = dataset_from(None, a.manifest, a.dataset)
     records = load_comparison(a.runs, dataset, allow_partial=scores["coverage"]["partial"]).records
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
@@ -1682,10 +1683,10 @@ def main(argv: list[str] | None = None) -> int:
     checks = optional_json(a.checks, "results of check.py", ())
     if checks is not None:
         check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
-    calibration = optional_json(a.calibration, "calibration of judge.py --calibrate",
-                                ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa", "heldout"))
-    audit = optional_json(a.audit, "audit of audit.py join",
-                          ("sampled", "labelled", "complete", "overall", "by_system", "flagged"))
+    calibration = read_calibration_json(a.calibration, ("grader", "grading", "calibration_set", "overall", "by_kind",
+                                                        "kappa", "heldout")) if a.calibration else None
+    audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",
+                                      "flagged")) if a.audit else None
     # 3. Plots, then the report in both forms.
     order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)

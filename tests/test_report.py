@@ -14,7 +14,7 @@ import pytest
 import check
 import report
 import score
-from interface import run_cli, sha256_file
+from interface import AUDIT_KEY_FORMAT, MANIFEST_FORMAT, run_cli, sha256_file
 from metrics import calibration_text
 from records import read_records, run_record, write_comparison, write_jsonl
 from report_pipeline import make_report, pipeline
@@ -223,8 +223,8 @@ def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = 
     runs, verdicts, _ = write_comparison(tmp_path, systems, by="no_match")
     dataset = str(tmp_path / "cases.jsonl")
     first = next(iter(systems.values()))[0]
-    manifest = {"run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40, "git_dirty": False,
-                "dataset": dataset, "dataset_sha256": sha256_file(dataset),
+    manifest = {"format": MANIFEST_FORMAT, "run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40,
+                "git_dirty": False, "dataset": dataset, "dataset_sha256": sha256_file(dataset),
                 "dataset_counts": {"cases": len({r["case_id"] for recs in systems.values() for r in recs}),
                                    "sessions": 1, "turns": 0,
                                    "questions": len({r["qid"] for recs in systems.values() for r in recs}),
@@ -356,9 +356,9 @@ def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
     """The sample audit.json with a key that sampled these verdicts (one of them changed by
     `change`), as audit.py sample and join would write them; its path."""
     verdicts = [json.loads(line) for line in open(paths["verdicts"], encoding="utf-8")]
-    keys = [{"audit_id": f"t-{i:03d}", **{k: v[k] for k in ("backend", "repeat", "context_token_budget", "case_id", "qid",
-                                                            "type", "verdict", "by", "inputs_sha256", "rules_sha256",
-                                                            "judge_model", "judge_prompt_sha256")}}
+    fields = ("backend", "repeat", "context_token_budget", "case_id", "qid", "type", "verdict", "by", "inputs_sha256",
+              "rules_sha256", "judge_model", "judge_prompt_sha256")
+    keys = [{"format": AUDIT_KEY_FORMAT, "audit_id": f"t-{i:03d}", **{k: v[k] for k in fields}}
             for i, v in enumerate(verdicts)]
     keys[0].update(change or {})
     key = tmp_path / "audit-key.jsonl"
