@@ -10,7 +10,7 @@ import pytest
 
 import metrics
 import score
-from interface import run_cli
+from interface import CALIBRATION_FORMAT, run_cli
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
 
@@ -624,7 +624,8 @@ def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tu
                             "false_rejects": fr, "false_accept_rate": fa / wrong, "false_reject_rate": fr / right,
                             "false_accept_ci95": metrics.wilson_interval(fa, wrong),
                             "false_reject_ci95": metrics.wilson_interval(fr, right)}}
-    cal = {"grader": RULES_ONLY, "grading": "rules only", **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
+    cal = {"format": CALIBRATION_FORMAT, "grader": RULES_ONLY, "grading": "rules only",
+           **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
            "heldout": labelled("data/heldout.jsonl", 216, 186, 0, 94, 0.45)}
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(cal))
