@@ -1,5 +1,6 @@
-"""The human audit of the judge (seed guide 6.1 and 9.5): draw a sample of verdicts for a person
-to label blind, then join the labels back and report how often the grader agrees with them.
+"""The human audit of the judge, an instrument with an error of its own: draw a sample of verdicts
+for a person to label blind, then join the labels back and report how often the grader agrees
+with them.
 
 sample  draws a seeded sample of graded answers, stratified by system and verdict (each
         stratum gets its share of n by largest remainder, so the sample is self-weighting and
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sample", help="draw a blind sheet and its key from the verdicts")
     s.add_argument("--verdicts", required=True, help="results/$RUN/verdicts.jsonl from judge.py")
-    s.add_argument("--n", type=int, default=100, help="answers to sample (seed guide 6.1: 50 to 100)")
+    s.add_argument("--n", type=int, default=100, help="answers to sample")
     s.add_argument("--seed", type=int, default=11)
     s.add_argument("--out-sheet", help="the blind sheet (default audit-sheet.csv beside --verdicts)")
     s.add_argument("--out-key", help="its key (default audit-key.jsonl beside --verdicts)")

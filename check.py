@@ -1,6 +1,7 @@
-"""Check the instrument before reading any comparison (seed guide, section 9; seed 001's
-checklist): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers behind it,
-and the same goes to results/$RUN/checks.json for score.py and the report. Exit 1 on any FAIL.
+"""Check the instrument before reading any comparison (a harness that is not verified measures
+itself, not the systems): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers
+behind it, and the same goes to results/$RUN/checks.json for score.py and the report. Exit 1 on any
+FAIL.
 
 The run files are held against the dataset (--config, or --manifest) and their verdicts as
 score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
@@ -65,27 +66,27 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
 from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 
-# A check failed: the issue asks for exit 1, and keeps 2 for input the checks cannot read.
+# A check failed: exit 1, apart from 2 for input the checks cannot read.
 EXIT_CHECK_FAILED = 1
 
 # Thresholds of the checks; config.yaml's `checks:` replaces them key by key. A per-type map
 # given there replaces the whole map (what the config shows is what applies): the types it does
 # not name take its `default`, or the built-in default when it gives none.
 CHECK_DEFAULTS = {
-    # Seed guide 9.1: `none` above 0.10 on factual questions means guessable golds. Preference
+    # `none` above 0.10 on factual questions means golds that can be guessed. Preference
     # and open-domain golds come from a handful of plausible options (TOML, YAML or JSON; world
     # knowledge), so chance alone reaches further there.
     "none_max": {"default": 0.10, "preference": 0.20, "open_domain": 0.20},
-    # Seed guide 9.1: the oracle should be high on every type. Temporal and multi-hop questions
+    # Given the evidence, the oracle should be right on every type. Temporal and multi-hop questions
     # need date arithmetic or two turns combined after the evidence is given, which is the
     # answer model's limit; 0.70 still catches a prompt that cannot do it.
     "oracle_min": {"default": 0.80, "temporal": 0.70, "multi_hop": 0.70},
-    # Seed 001's checklist (item 2): a system that uses half the budget or less is to be stated.
+    # A system that uses half the budget or less did not compete at that budget: say so.
     "budget_use_min": 0.50,
-    # Backends whose retrieval must be byte-for-byte repeatable (seed guide 9.2); the controls
+    # Backends whose retrieval must be byte-for-byte repeatable (else it is noise); the controls
     # always are, and so is every system whose records say it declares itself deterministic.
     "deterministic_backends": ["keyword"],
-    # "Clearly more" unparseable verdicts (seed guide, section 6): at least this many, and a
+    # "Clearly more" unparseable verdicts (the judge fails on one system): at least this many, and a
     # one-sided Fisher exact test against the other systems pooled below this p. 0.01 because
     # every system is tested against the rest, several tests at once.
     "unparseable_min": 3,
@@ -264,7 +265,7 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
 
 
 # ---------------------------------------------------------------------------------------------
-# Controls (seed guide 9.1)
+# Controls: none low, oracle high, every system between
 # ---------------------------------------------------------------------------------------------
 
 def check_control_contexts(by_file: dict) -> list[dict]:
@@ -618,7 +619,7 @@ def case_turns(cases: Iterable[dict]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Judge health (seed guide, section 6)
+# Judge health
 # ---------------------------------------------------------------------------------------------
 
 def pairs_by_row(pairs: list[tuple[dict, dict]]) -> dict:

@@ -28,7 +28,7 @@ from typing import IO, Any, Iterator, Protocol
 
 import yaml
 
-# The question types the contract knows. The first six come from the seed guide's engineering
+# The question types the contract knows. The first six are those of the bundled data's engineering
 # assistant; open_domain and adversarial from LoCoMo, assistant_recall from LongMemEval's
 # single-session-assistant questions.
 QUESTION_TYPES = (
@@ -53,7 +53,7 @@ class InputError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Records and the backend protocol (seed guide, section 4)
+# Records and the backend protocol: add and search, the one interface every system is tested by
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Hit:
 
 class MemoryBackend(Protocol):
     """What every system under test implements. Optional attributes a backend may set:
-    internal_model (an LLM it calls itself, disclosed per the seed guide's rule 2) and
+    internal_model (an LLM it calls itself, disclosed beside its name in every report) and
     flush_note (set when readiness is assumed, e.g. after a fixed delay, not verified)."""
     name: str
     version: str
@@ -106,8 +106,8 @@ def items_sha256(items: list[MemoryItem]) -> str:
 
 def keyword_ranks(hits: list[Hit], question: dict) -> list[int] | None:
     """Ranks (1-based) of the hits that contain any expected keyword of the question
-    (meta.keywords), or None when the question has no keywords. Issue 12 and seed 003 (Mneme's
-    recall@k): a hit counts when it contains AN expected keyword. A keyword matches on word
+    (meta.keywords), or None when the question has no keywords. As Mneme's eval harness counts
+    its recall@k: a hit counts when it contains AN expected keyword. A keyword matches on word
     boundaries, after NFKC, case folding and collapsed whitespace on both sides: "go" is not in
     "going", "pike-6" is not in "pike-61", and "Monday, November 17" matches as one phrase. A
     keyword followed by punctuation still matches ("flint-9's", ":8298/healthz"), so "3.7" is
@@ -178,7 +178,7 @@ class Progress:
 
     def switch(self, total: int, unit: str, phase: str, done: int = 0) -> None:
         """Count another unit from now on, e.g. cases while ingesting, then records while
-        answering (issue 16): the rate and ETA start again from `done` already counted."""
+        answering: the rate and ETA start again from `done` already counted."""
         self.total, self.unit, self.phase_text = total, unit, phase
         self.done = self.base = done
         self.t0 = time.monotonic()
@@ -484,7 +484,7 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
     _optional_meta(case, where)
     if "cluster" in case:
         # Cases cut from one source conversation share a cluster; the bootstrap resamples
-        # clusters, since their questions are not independent (seed guide, section 7).
+        # clusters, since their questions are not independent.
         _nonempty(_require(case, "cluster", str, where), "cluster", where)
 
     sessions = _require(case, "sessions", list, where)
@@ -736,10 +736,11 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
 # Run files (written by run.py, read by judge.py, check.py, score.py and report.py)
 # ---------------------------------------------------------------------------------------------
 
-# What the fairness contract holds constant across every file of one comparison (seed guide,
-# section 2): run.py records each in every record, its resume check refuses a file that differs
-# in one, and judge.py and score.py refuse a set of files that differ. The budget is held
-# constant within a comparison; a budget sweep (run.py --budgets) is one comparison per budget.
+# What the fairness contract holds constant across every file of one comparison (a difference in any
+# of them, not the memory, could explain a difference in score): run.py records each in every
+# record, its resume check refuses a file that differs in one, and judge.py and score.py refuse a
+# set of files that differ. The budget is held constant within a comparison; a budget sweep (run.py
+# --budgets) is one comparison per budget.
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
                    "answer_max_tokens", "answer_sampling", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"

@@ -1,8 +1,9 @@
 """Grade every answer in the run files, blinded and shuffled across systems.
 
-Layers, in order (seed guide, section 6), each verdict naming the layer that decided it. The
-rules decide only what is beyond doubt (grading.py); with an LLM judge configured, only an
-answer equal to the gold (`exact`) and a plain decline of an answerable question (`declined`):
+Layers, in order (rules first, no model involved; then the judge), each verdict naming the layer
+that decided it. The rules decide only what is beyond doubt (grading.py); with an LLM judge
+configured, only an answer equal to the gold (`exact`) and a plain decline of an answerable question
+(`declined`):
   exact       the answer equals the gold under the verdict normalization, alone or after an
               opening such as "It's" (Unicode NFKC; whitespace, punctuation and the case of plain
               words aside; numbers and dates written one way; every number, year, sign, currency
@@ -205,7 +206,7 @@ class VerdictWriter:
 
 
 # ---------------------------------------------------------------------------------------------
-# Calibration (issue "The instrument checks itself")
+# Calibration: the grader on labelled answers, its false accepts and false rejects
 # ---------------------------------------------------------------------------------------------
 
 def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     done, dropped = load_verdicts(a.out, records, grader)
 
     # Interleave all systems with the config seed, so that judge drift over time or a warm
-    # cache cannot favour one system (seed guide, section 6).
+    # cache cannot favour one system.
     records.sort(key=record_key)
     random.Random(cfg["seed"]).shuffle(records)
     # Each record with an answer gets its rule verdict once, here; None leaves it to the judge.

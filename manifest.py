@@ -1,4 +1,4 @@
-"""Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result (seed guide, 8.2).
+"""Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result.
 
 It records the dataset and config hashes, the git commit and whether the tree is dirty, the
 Python version and a hash of the installed package list, the answer and judge models, top_k,

@@ -502,7 +502,8 @@ def score_system(recs: list[dict], rows: list[dict]) -> dict:
 class ClusterBootstrap:
     """Resamples of whole clusters with replacement, shared by every statistic of one budget
     (common random numbers: each interval is drawn from the same resamples). Questions of one
-    case, and cases cut from one conversation, are not independent (seed guide, section 7).
+    case, and cases cut from one conversation, are not independent (resampling questions alone
+    would make every interval too narrow).
 
     A resample is a vector of counts, how often each cluster was drawn; a statistic's total in
     every resample is then one matrix product, so thousands of resamples cost milliseconds per
@@ -733,7 +734,7 @@ MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the p
 NOISE_FLOOR_METHOD = "paired_bootstrap_interval"
 NOISE_FLOOR_FORMULA = ("repeat 1 minus repeat 0 of the same system on answerable questions, question by question, with "
                        "its 95% cluster-bootstrap interval: the run-to-run variation, 0 when the repeats are graded "
-                       "alike (seed guide 9.3)")
+                       "alike")
 
 
 class Scoring:
@@ -778,7 +779,7 @@ class Scoring:
 
     def repeat_metrics(self, label: str, rows_by_repeat: dict) -> dict:
         """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat
-        0 of the same system, paired over questions, with its interval (seed guide, section 9.3)."""
+        0 of the same system, paired over questions, with its interval."""
         accs = {r: answer_metrics(rows)["accuracy"] for r, rows in sorted(rows_by_repeat.items())}
         how = {"noise_floor_method": NOISE_FLOOR_METHOD, "noise_floor_formula": NOISE_FLOOR_FORMULA}
         if len(accs) < 2:
@@ -1195,9 +1196,9 @@ def control_lines(scores: dict) -> list[str]:
 
 
 def disclosures(systems: list[dict]) -> list[str]:
-    """Every deviation of a system from the contract that a reader must know (seed guide,
-    section 10), one line each, names in `backticks`: hits without provenance, an unverified
-    flush, a model of its own, time-aware search, an extra wait, failed questions."""
+    """Every deviation of a system from the contract that a reader must know (a result without them
+    reads as fair when it was not), one line each, names in `backticks`: hits without provenance, an
+    unverified flush, a model of its own, time-aware search, an extra wait, failed questions."""
     lines, seen = [], set()
     for s in systems:
         name = s["backend"]

@@ -1,4 +1,4 @@
-"""Write the report people read (seed guide, section 10): report.md, a self-contained
+"""Write the report people read: report.md, a self-contained
 report.html to open from disk, and plots beside them (by default beside --scores, in
 results/RUN_ID/), with the instrument's checks, the judge's calibration and the human audit
 when they exist. Every number comes from scores.json (score.py, through metrics.py) and is
@@ -762,7 +762,7 @@ def retrieval_paired_section(scores: dict) -> list:
 
 
 def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
-    """What the controls say about the instrument (seed guide, section 9.1). Whether `none` is
+    """What the controls say about the instrument (none low, oracle high). Whether `none` is
     low enough and `oracle` high enough is check.py's verdict, per question type against
     config.yaml's `checks:` thresholds: quoted from checks.json when it belongs to these runs;
     otherwise the numbers only (a threshold of this report's own would contradict check.py's)."""
@@ -1048,7 +1048,7 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
             f"python audit.py sample --verdicts {paths['verdicts']} --n 100 --seed 11 --out-sheet {sheet} "
             f"--out-key {key}"), ", label the sheet blind, then ",
             Code(f"python audit.py join {sheet} {key} --out {os.path.join(results, 'audit.json')}"),
-            " and pass --audit to report.py (seed guide, 6.1).")))
+            " and pass --audit to report.py.")))
         return blocks
     stale = audit_mismatch(audit, verdicts)
     if stale:
@@ -1132,7 +1132,7 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
                   + (f" --verdicts {paths['verdicts']}" if paths["verdicts"] else "")
                   + f" --manifest {paths['manifest']} --out {os.path.join(results, 'checks.json')}")
     if checks is None:
-        return blocks + [Para(segs("No instrument checks yet: run ", run_it, " (seed guide, section 9) and pass "
+        return blocks + [Para(segs("No instrument checks yet: run ", run_it, " and pass "
                                    "--checks to report.py."))]
     if not current:
         return blocks + [Para(segs(f"{paths['checks']} checked other run files than these (their sha256 differ): its "
@@ -1184,7 +1184,7 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
 
 
 def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
-    """The commands that made these files, in the seed guide's run order."""
+    """The commands that made these files, in the order they run (controls first)."""
     config = manifest["config"]
     files: dict = {}  # backend_id -> run file, in the order given
     for path in paths["runs"]:
@@ -1240,7 +1240,7 @@ def plots_note(plots: dict | None) -> list:
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
                  audit: dict | None, plots: dict | None, paths: dict) -> list:
     """The whole report: first the answer (the compact table, the controls and the deviations in a
-    line each), then the seed guide's order: every metric, the contract, the paired comparisons,
+    line each), then the rest: every metric, the contract, the paired comparisons,
     the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
     current = checks_current(checks, scores)

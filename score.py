@@ -1,6 +1,6 @@
 """Score the systems: the metrics vector of each system, per question type and per budget, and
 each system's paired difference to a baseline with a 95% cluster-bootstrap interval that
-resamples clusters of questions (seed guide, section 7; "Metrics That Actually Matter").
+resamples clusters of questions (questions of one case are not independent).
 
 Every number is defined in metrics.py (accuracy with abstention apart, exact match and token
 F1, retrieval and keyword recall, staleness, contradiction, write precision, gap closed, where

@@ -1,6 +1,6 @@
-"""check.py, the instrument's own checks (issue "The instrument checks itself"; seed guide,
-section 9): each check fails on a crafted bad input and passes on a good one, a check that
-cannot run says why instead of passing, and the JSON holds what was printed."""
+"""check.py, the instrument's own checks: each check fails on a crafted bad input and passes on a
+good one, a check that cannot run says why instead of passing, and the JSON holds what was
+printed."""
 from __future__ import annotations
 
 import json
