@@ -160,13 +160,13 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
 		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
 
-# The run order of the seed guide after the model-free pass: the manifest again (now naming the
-# served model), the systems, the judge, the grader's calibration (rules only: no model call),
-# the instrument's checks (a FAIL, exit 4, is reported, not fatal: the report shows it; any other
-# failure of check.py, a crash (1) or bad input (2), stops the recipe; the
-# model-free runs serve as the determinism reruns), the scores and the report, which prints its
-# first table last. Each step resumes, and answers are cached, so a rerun recomputes only what
-# changed.
+# The run order after the model-free pass (controls and systems, then one judge for all): the
+# manifest again (now naming the served model), the systems, the judge, the grader's
+# calibration (rules only: no model call), the instrument's checks (a FAIL, exit 4, is
+# reported, not fatal: the report shows it; any other failure of check.py, a crash (1) or bad
+# input (2), stops the recipe; the model-free runs serve as the determinism reruns), the scores
+# and the report, which prints its first table last. Each step resumes, and answers are cached,
+# so a rerun recomputes only what changed.
 answers: $(RUN_CONFIG)
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done

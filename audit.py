@@ -1,5 +1,6 @@
-"""The human audit of the judge (seed guide 6.1 and 9.5): draw a sample of verdicts for a person
-to label blind, then join the labels back and report how often the grader agrees with them.
+"""The human audit of the judge, an instrument with an error of its own: draw a sample of verdicts
+for a person to label blind, then join the labels back and report how often the grader agrees
+with them.
 
 sample  draws a seeded sample of graded answers, stratified by system and verdict (each
         stratum gets its share of n by largest remainder, so the sample is self-weighting and
@@ -41,9 +42,9 @@ import random
 import sys
 from collections import defaultdict
 
-from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
-                       InputError, check_format, dumps, not_utf8_error, read_jsonl, record_key, run_cli, sha256_text,
-                       write_atomic, write_json_atomic)
+from interface import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT,
+                       VERDICT_IDENTITY_FIELDS, InputError, check_format, dumps, not_utf8_error, read_audit_key,
+                       read_jsonl, record_key, run_cli, sha256_text, write_atomic, write_json_atomic)
 from metrics import cohen_kappa, fisher_greater, rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
@@ -127,7 +128,7 @@ def sample(a: argparse.Namespace) -> int:
         audit_id = f"{tag}-{i:03d}"
         rows.append({"audit_id": audit_id, "question": v["question"], "gold_answer": v["gold_answer"],
                      "answer": v["answer"]})
-        keys.append({"audit_id": audit_id, "backend": v["backend"], "repeat": v["repeat"],
+        keys.append({"format": AUDIT_KEY_FORMAT, "audit_id": audit_id, "backend": v["backend"], "repeat": v["repeat"],
                      BUDGET_FIELD: v[BUDGET_FIELD], "case_id": v["case_id"], "qid": v["qid"], "type": v["type"],
                      "verdict": v["verdict"], "by": v["by"], **{f: v[f] for f in VERDICT_IDENTITY_FIELDS},
                      "seed": a.seed, "verdicts_file": a.verdicts})
@@ -152,7 +153,7 @@ def sample(a: argparse.Namespace) -> int:
 def read_key(path: str) -> dict:
     """audit_id -> key line; a line without the fields, or an id used twice, is an error."""
     out: dict = {}
-    for lineno, k in read_jsonl(path):
+    for lineno, k in read_audit_key(path):
         missing = [f for f in KEY_FIELDS if f not in k]
         if missing:
             raise InputError(f"{path}:{lineno}: not an audit key line (no field '{missing[0]}'); pass the key "
@@ -252,7 +253,7 @@ def join(a: argparse.Namespace) -> int:
         groups["layer"][k["by"]].append((judge_verdict(k), human))
     by_system = {name: agreement(p) for name, p in sorted(groups["system"].items())}
     flagged = flag_systems(by_system)
-    report = {"sheet": a.sheet, "key": a.key, "sampled": len(key), "labelled": len(labelled),
+    report = {"format": AUDIT_FORMAT, "sheet": a.sheet, "key": a.key, "sampled": len(key), "labelled": len(labelled),
               "complete": not (unlabelled or unreadable or absent), "accepted_labels": SPELLINGS,
               "overall": agreement([(judge_verdict(k), h) for k, h in labelled]), "by_system": by_system,
               "by_layer": {name: agreement(p) for name, p in sorted(groups["layer"].items())},
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sample", help="draw a blind sheet and its key from the verdicts")
     s.add_argument("--verdicts", required=True, help="results/$RUN/verdicts.jsonl from judge.py")
-    s.add_argument("--n", type=int, default=100, help="answers to sample (seed guide 6.1: 50 to 100)")
+    s.add_argument("--n", type=int, default=100, help="answers to sample")
     s.add_argument("--seed", type=int, default=11)
     s.add_argument("--out-sheet", help="the blind sheet (default audit-sheet.csv beside --verdicts)")
     s.add_argument("--out-key", help="its key (default audit-key.jsonl beside --verdicts)")

@@ -1,6 +1,7 @@
-"""Check the instrument before reading any comparison (seed guide, section 9; seed 001's
-checklist): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers behind it,
-and the same goes to results/$RUN/checks.json for score.py and the report. Exit 4 on any FAIL.
+"""Check the instrument before reading any comparison (a harness that is not verified measures
+itself, not the systems): every check prints one line, PASS, WARN, FAIL or SKIP with the numbers
+behind it, and the same goes to results/$RUN/checks.json for score.py and the report. Exit 4 on any
+FAIL.
 
 The run files are held against the dataset (--config, or --manifest) and their verdicts as
 score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
@@ -32,9 +33,10 @@ Checks, in order:
                itself deterministic (FAIL), and is a noise rate for others (WARN)
   lag          --lag FILE, a rerun made with run.py --extra-wait-s S: retrieved ids must not
                change; if they do, flush does not wait until the index is ready (FAIL)
-  leakage      every record's added_sha256 equals the hash of its case's own turns
-               (interface.items_sha256 of session_items): nothing else, no question and no gold,
-               was passed to add (FAIL naming the case); controls add nothing and are skipped
+  leakage      every retrieved id names a turn of the question's own case: a store that
+               ignores its namespace or its reset returns another case's turns (FAIL naming the
+               file:line, the ids and the case they belong to); model-free runs too; WARN when
+               the run's cases share turn ids (such a hit cannot be told apart); controls skipped
   judge        unparseable verdicts per system, WARN when one system has clearly more (at least
                checks.unparseable_min and a one-sided Fisher exact test against all other
                systems pooled below checks.unparseable_p); rules and LLM judge disagreeing
@@ -64,9 +66,8 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
-                       InputError, contract_problems, coverage, dataset_from, is_answerable, items_sha256, iter_cases,
-                       load_config, read_run_files, results_dir, run_cli, served_model_counts, session_items,
-                       sha256_file, write_json_atomic)
+                       InputError, contract_problems, coverage, dataset_from, is_answerable, iter_cases, load_config,
+                       read_run_files, results_dir, run_cli, served_model_counts, sha256_file, write_json_atomic)
 from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 
@@ -78,20 +79,20 @@ EXIT_CHECK_FAILED = 4
 # given there replaces the whole map (what the config shows is what applies): the types it does
 # not name take its `default`, or the built-in default when it gives none.
 CHECK_DEFAULTS = {
-    # Seed guide 9.1: `none` above 0.10 on factual questions means guessable golds. Preference
+    # `none` above 0.10 on factual questions means golds that can be guessed. Preference
     # and open-domain golds come from a handful of plausible options (TOML, YAML or JSON; world
     # knowledge), so chance alone reaches further there.
     "none_max": {"default": 0.10, "preference": 0.20, "open_domain": 0.20},
-    # Seed guide 9.1: the oracle should be high on every type. Temporal and multi-hop questions
+    # Given the evidence, the oracle should be right on every type. Temporal and multi-hop questions
     # need date arithmetic or two turns combined after the evidence is given, which is the
     # answer model's limit; 0.70 still catches a prompt that cannot do it.
     "oracle_min": {"default": 0.80, "temporal": 0.70, "multi_hop": 0.70},
-    # Seed 001's checklist (item 2): a system that uses half the budget or less is to be stated.
+    # A system that uses half the budget or less did not compete at that budget: say so.
     "budget_use_min": 0.50,
-    # Backends whose retrieval must be byte-for-byte repeatable (seed guide 9.2); the controls
+    # Backends whose retrieval must be byte-for-byte repeatable (else it is noise); the controls
     # always are, and so is every system whose records say it declares itself deterministic.
     "deterministic_backends": ["keyword"],
-    # "Clearly more" unparseable verdicts (seed guide, section 6): at least this many, and a
+    # "Clearly more" unparseable verdicts (the judge fails on one system): at least this many, and a
     # one-sided Fisher exact test against the other systems pooled below this p. 0.01 because
     # every system is tested against the rest, several tests at once.
     "unparseable_min": 3,
@@ -270,7 +271,7 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
 
 
 # ---------------------------------------------------------------------------------------------
-# Controls (seed guide 9.1)
+# Controls: none low, oracle high, every system between
 # ---------------------------------------------------------------------------------------------
 
 def check_control_contexts(by_file: dict) -> list[dict]:
@@ -566,55 +567,65 @@ def check_lag(path: str, main: dict, run_paths: set, dataset, noise: dict) -> di
 # Leakage
 # ---------------------------------------------------------------------------------------------
 
-def check_leakage(path: str, rows: list[tuple[int, dict]], cases: dict) -> dict | None:
-    """What one run file's system was given to add equals its cases' own turns, case by case;
-    None for a control (it adds nothing)."""
+def check_leakage(path: str, rows: list[tuple[int, dict]], turns: dict) -> dict | None:
+    """Every hit a run file's system returned names turns of the question's own case: a store
+    that ignores its namespace, or keeps a case after its reset, returns another case's turns,
+    and a question answered from them has read what its own history never said. None for a
+    control (the harness builds its context, check_control_contexts holds it). `turns`: case_id
+    -> the turn ids of that case.
+
+    Provenance is checked by id, so a hit from another case under an id its own case also uses
+    cannot be told apart: when the run's cases share turn ids, how many hits name such an id is
+    a warning with the count."""
     backend = rows[0][1]["backend"]
-    if backend in CONTROL_NAMES:  # run.py never loads a backend by a control's name
+    if backend in CONTROL_NAMES:
         return None
-    bad, seen, unchecked, failed = [], set(), 0, 0
+    owners: dict = defaultdict(set)  # turn id -> the run's cases that hold it
+    for case_id, ids in turns.items():
+        for t in ids:
+            owners[t].add(case_id)
+    bad, checked, untraced, hits, ambiguous = [], 0, 0, 0, 0
     for lineno, r in rows:
-        if r["added_sha256"] is None:
-            failed += r["error"] is not None    # ingestion failed: nothing was added
-            unchecked += r["error"] is None     # not recorded: cannot be checked
+        if r["retrieved_ids"] is None:  # no provenance, or the question failed
+            untraced += 1
             continue
-        ingest = (r["repeat"], r["case_id"])
-        if ingest in seen:
-            continue
-        seen.add(ingest)
-        want_sha, want_n = cases[r["case_id"]]
-        if (r["added_sha256"], r["added_items"]) != (want_sha, want_n):
-            bad.append({"text": f"{path}:{lineno}: case {r['case_id']} (repeat {r['repeat']}): {r['added_items']} "
-                                f"item(s) added, hash {r['added_sha256'][:12]}; its {want_n} turns hash to "
-                                f"{want_sha[:12]}: something else than the case's turns was passed to add",
-                        "file": path, "line": lineno, "case_id": r["case_id"], "repeat": r["repeat"],
-                        "added_items": r["added_items"], "added_sha256": r["added_sha256"],
-                        "expected_items": want_n, "expected_sha256": want_sha})
-    numbers = {"file": path, "ingestions": len(seen), "mismatched": len(bad), "not_recorded": unchecked,
-               "ingest_failed": failed}
+        checked += 1
+        own = turns[r["case_id"]]
+        hits += len(r["retrieved_ids"])
+        ambiguous += sum(len(owners[t]) > 1 for t in r["retrieved_ids"] if t in own)
+        foreign = list(dict.fromkeys(t for t in r["retrieved_ids"] if t not in own))
+        if foreign:
+            cases = sorted({c for t in foreign for c in owners.get(t, ())})
+            bad.append({"text": f"{path}:{lineno}: {r['qid']} (case {r['case_id']}, repeat {r['repeat']}): "
+                                f"{len(foreign)} retrieved id(s) not of its case: {', '.join(foreign[:5])}"
+                                + (f" (turns of {', '.join(cases)})" if cases else " (turns of no case of the run)"),
+                        "file": path, "line": lineno, "qid": r["qid"], "case_id": r["case_id"], "repeat": r["repeat"],
+                        "foreign_ids": foreign, "their_cases": cases})
+    numbers = {"file": path, "records_checked": checked, "hits_checked": hits, "records_leaking": len(bad),
+               "no_provenance": untraced, "hits_on_shared_ids": ambiguous}
     if bad:
-        return result("leakage", backend, "FAIL", f"{path}: {len(bad)} of {len(seen)} ingestion(s) added something "
-                      f"else than the case's turns (a question or gold passed to add?)", numbers, bad)
-    if unchecked:
-        return result("leakage", backend, "WARN", f"{path}: {unchecked} record(s) carry no added_sha256 and were not "
-                      f"checked; {len(seen)} ingestion(s) added exactly their case's turns", numbers)
-    if not seen:
-        return result("leakage", backend, "SKIP", f"{path}: no ingestion to check ({failed} failed)", numbers)
-    return result("leakage", backend, "PASS", f"{path}: {len(seen)} ingestion(s) added exactly their case's turns, "
-                  f"in order", numbers)
+        return result("leakage", backend, "FAIL", f"{path}: {len(bad)} of {checked} question(s) retrieved turns "
+                      f"of another case: {backend} does not keep its namespaces apart (or keeps a case after its "
+                      f"reset)", numbers, bad)
+    if not checked:
+        return result("leakage", backend, "SKIP", f"{path}: no record carries provenance (source ids), so no hit "
+                      f"can be traced to its case", numbers)
+    text = f"{path}: all {hits} hit(s) of {checked} question(s) name turns of their own case"
+    text += f"; {untraced} record(s) without provenance were not checked" if untraced else ""
+    if ambiguous:
+        return result("leakage", backend, "WARN", text + f"; {ambiguous} of them name an id that another case of "
+                      f"the run uses too (the dataset's turn ids repeat across cases), so a hit from that other "
+                      f"case could not be told apart", numbers)
+    return result("leakage", backend, "PASS", text, numbers)
 
 
-def case_hashes(cases: Iterable[dict]) -> dict:
-    """case_id -> (items_sha256 of its turns as run.py adds them, how many)."""
-    out = {}
-    for case in cases:
-        items = [it for s in case["sessions"] for it in session_items(s)]
-        out[case["case_id"]] = (items_sha256(items), len(items))
-    return out
+def case_turns(cases: Iterable[dict]) -> dict:
+    """case_id -> the set of its turn ids."""
+    return {case["case_id"]: {t["turn_id"] for s in case["sessions"] for t in s["turns"]} for case in cases}
 
 
 # ---------------------------------------------------------------------------------------------
-# Judge health (seed guide, section 6)
+# Judge health
 # ---------------------------------------------------------------------------------------------
 
 def pairs_by_row(pairs: list[tuple[dict, dict]]) -> dict:
@@ -762,10 +773,10 @@ def main(argv: list[str] | None = None) -> int:
     if not a.lag:
         results.append(result("lag", None, "SKIP", "no --lag given: rerun a backend with run.py --extra-wait-s 30 "
                               "to rule out indexing lag"))
-    # 4. Nothing but the turns was stored.
+    # 4. Each case's search found its own turns only.
     # The cases of the runs, read again from the file dataset_from validated.
-    hashes = case_hashes(iter_cases(dataset.path, {rec["case_id"] for _, _, rec in rows}))
-    results += [r for path, file_rows in by_file.items() if (r := check_leakage(path, file_rows, hashes))]
+    turns = case_turns(iter_cases(dataset.path, {rec["case_id"] for _, _, rec in rows}))
+    results += [r for path, file_rows in by_file.items() if (r := check_leakage(path, file_rows, turns))]
     # 5. The judge.
     if pairs is None:
         results += [result("judge", name, "SKIP", why) for name in ("unparseable", "disagreement")]

@@ -1,4 +1,4 @@
-"""One context builder for every system (seed guide, section 5.2): hits in rank order, one line
+"""One context builder for every system (the budget is held fixed): hits in rank order, one line
 each, cut at the token budget by rank and never over it. Token counting is the same for all
 systems: `approx` (len // 4) by default, or a real tokenizer named in config.yaml.
 """
@@ -21,7 +21,7 @@ class TokenCounter:
 
 def approx_tokens(text: str) -> int:
     """len // 4, at least 1: crude but identical for every backend. It undercounts Cyrillic and
-    many other scripts (seed guide 5.2); switch to a real tokenizer to compare across languages."""
+    many other scripts (fewer characters per token); use a real tokenizer across languages."""
     return max(1, len(text) // 4)
 
 

@@ -22,7 +22,7 @@ from interface import QUESTION_TYPES, InputError, is_answerable, read_jsonl, sha
 from interface import UNANSWERABLE_TYPES  # noqa: F401 (read by name into the rules' identity, RULE_TABLES)
 
 # ---------------------------------------------------------------------------------------------
-# Rubrics. The default is the seed guide's; the others restate, in our own words, the rules of
+# Rubrics. The default is this project's own; the others restate, in our own words, the rules of
 # the official graders of the benchmarks the importers bring in, so imported questions are
 # graded the way their authors grade them (LongMemEval's per-type rules; LoCoMo category 5).
 # ---------------------------------------------------------------------------------------------
@@ -568,12 +568,12 @@ DECLINES = tuple(re.compile(p) for p in (
 ))
 
 # ---------------------------------------------------------------------------------------------
-# The rule layers (seed guide, section 6; issue "Verdicts that hold out of sample": the rules
-# decide only what is beyond doubt). With a judge, a rule may call an answer correct only when
-# it equals the gold, and incorrect only when it only declines a question the dataset marks
-# answerable; the judge decides the rest. Without one, `contains` may also accept an answer
-# that states the gold and no other candidate, and anything undecided is `no_match`
-# (incorrect), so that rules-only grading stays a strict lower bound.
+# The rule layers: a deterministic match first, no model involved, then the judge; the rules decide
+# only what is beyond doubt, so that their errors stay few out of sample. With a judge, a rule may
+# call an answer correct only when it equals the gold, and incorrect only when it only declines a
+# question the dataset marks answerable; the judge decides the rest. Without one, `contains` may
+# also accept an answer that states the gold and no other candidate, and anything undecided is
+# `no_match` (incorrect), so that rules-only grading stays a strict lower bound.
 # ---------------------------------------------------------------------------------------------
 
 def declines(text: str) -> bool:

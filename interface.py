@@ -28,7 +28,7 @@ from typing import IO, Any, Iterator, Protocol
 
 import yaml
 
-# The question types the contract knows. The first six come from the seed guide's engineering
+# The question types the contract knows. The first six are those of the bundled data's engineering
 # assistant; open_domain and adversarial from LoCoMo, assistant_recall from LongMemEval's
 # single-session-assistant questions.
 QUESTION_TYPES = (
@@ -53,7 +53,7 @@ class InputError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Records and the backend protocol (seed guide, section 4)
+# Records and the backend protocol: add and search, the one interface every system is tested by
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Hit:
 
 class MemoryBackend(Protocol):
     """What every system under test implements. Optional attributes a backend may set:
-    internal_model (an LLM it calls itself, disclosed per the seed guide's rule 2) and
+    internal_model (an LLM it calls itself, disclosed beside its name in every report) and
     flush_note (set when readiness is assumed, e.g. after a fixed delay, not verified)."""
     name: str
     version: str
@@ -106,8 +106,8 @@ def items_sha256(items: list[MemoryItem]) -> str:
 
 def keyword_ranks(hits: list[Hit], question: dict) -> list[int] | None:
     """Ranks (1-based) of the hits that contain any expected keyword of the question
-    (meta.keywords), or None when the question has no keywords. Issue 12 and seed 003 (Mneme's
-    recall@k): a hit counts when it contains AN expected keyword. A keyword matches on word
+    (meta.keywords), or None when the question has no keywords. As Mneme's eval harness counts
+    its recall@k: a hit counts when it contains AN expected keyword. A keyword matches on word
     boundaries, after NFKC, case folding and collapsed whitespace on both sides: "go" is not in
     "going", "pike-6" is not in "pike-61", and "Monday, November 17" matches as one phrase. A
     keyword followed by punctuation still matches ("flint-9's", ":8298/healthz"), so "3.7" is
@@ -178,7 +178,7 @@ class Progress:
 
     def switch(self, total: int, unit: str, phase: str, done: int = 0) -> None:
         """Count another unit from now on, e.g. cases while ingesting, then records while
-        answering (issue 16): the rate and ETA start again from `done` already counted."""
+        answering: the rate and ETA start again from `done` already counted."""
         self.total, self.unit, self.phase_text = total, unit, phase
         self.done = self.base = done
         self.t0 = time.monotonic()
@@ -484,7 +484,7 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
     _optional_meta(case, where)
     if "cluster" in case:
         # Cases cut from one source conversation share a cluster; the bootstrap resamples
-        # clusters, since their questions are not independent (seed guide, section 7).
+        # clusters, since their questions are not independent.
         _nonempty(_require(case, "cluster", str, where), "cluster", where)
 
     sessions = _require(case, "sessions", list, where)
@@ -620,6 +620,10 @@ RUN_FORMAT = "run/3"
 VERDICT_FORMAT = "verdict/1"
 SCORES_FORMAT = "scores/1"
 CHECKS_FORMAT = "checks/1"
+MANIFEST_FORMAT = "manifest/1"
+CALIBRATION_FORMAT = "calibration/1"
+AUDIT_FORMAT = "audit/1"
+AUDIT_KEY_FORMAT = "audit_key/1"
 
 
 def refuse_stale_checks_verdicts(checks: dict, path: str, verdicts_sha256: list[str]) -> None:
@@ -644,6 +648,44 @@ def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
     if isinstance(found, str) and found.split("/")[0] != kind:
         raise InputError(f"{where}: a {found.split('/')[0]} record (format {found!r}), not a {kind} record")
     raise InputError(f"{where}: a {kind} record of format {found!r}; this code reads format {expected!r} only: {fix}")
+
+
+def read_versioned(path: str, what: str, expected: str, fix: str, fields: tuple = ()) -> dict:
+    """A JSON summary of a versioned format: its format first (another version is refused with
+    `fix`, before any field it may lack is named), then the fields the reader needs."""
+    obj = read_json(path, what)
+    check_format(obj, expected, path, fix)
+    missing = [f for f in fields if f not in obj]
+    if missing:
+        raise InputError(f"{path}: not the {what} of format {expected!r} (no field '{missing[0]}'): {fix}")
+    return obj
+
+
+def read_manifest(path: str, fields: tuple = ("dataset", "dataset_sha256")) -> dict:
+    """manifest.py's manifest, of MANIFEST_FORMAT, with the fields the reader needs."""
+    return read_versioned(path, "manifest of manifest.py", MANIFEST_FORMAT, "rerun manifest.py with the runs' config "
+                          "(it records the dataset and the code, and changes no run)", fields)
+
+
+def read_calibration_json(path: str, fields: tuple = ()) -> dict:
+    """judge.py --calibrate's calibration.json, of CALIBRATION_FORMAT."""
+    return read_versioned(path, "calibration.json of judge.py --calibrate", CALIBRATION_FORMAT,
+                          "rerun judge.py --calibrate", fields)
+
+
+def read_audit_json(path: str, fields: tuple = ()) -> dict:
+    """audit.py join's audit.json, of AUDIT_FORMAT."""
+    return read_versioned(path, "audit.json of audit.py join", AUDIT_FORMAT,
+                          "rerun audit.py join on the labelled sheet and its key", fields)
+
+
+def read_audit_key(path: str) -> list[tuple[int, dict]]:
+    """The lines of audit.py sample's key, each of AUDIT_KEY_FORMAT, with their line numbers."""
+    lines = list(read_jsonl(path))
+    for lineno, k in lines:
+        check_format(k, AUDIT_KEY_FORMAT, f"{path}:{lineno}", "draw a new sample with audit.py sample and label "
+                     "its sheet")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,7 +724,7 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
     """The dataset of a comparison: the one the manifest names (at `path` when it moved), which
     must still hash to what the manifest recorded; else the config's."""
     if manifest:
-        m = read_json(manifest, "manifest of manifest.py", ("dataset", "dataset_sha256"))
+        m = read_manifest(manifest)
         # manifest.py writes the dataset relative to the repository
         found = path or (m["dataset"] if os.path.isabs(m["dataset"]) else os.path.join(ROOT, m["dataset"]))
         if not os.path.exists(found):
@@ -704,10 +746,11 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
 # Run files (written by run.py, read by judge.py, check.py, score.py and report.py)
 # ---------------------------------------------------------------------------------------------
 
-# What the fairness contract holds constant across every file of one comparison (seed guide,
-# section 2): run.py records each in every record, its resume check refuses a file that differs
-# in one, and judge.py and score.py refuse a set of files that differ. The budget is held
-# constant within a comparison; a budget sweep (run.py --budgets) is one comparison per budget.
+# What the fairness contract holds constant across every file of one comparison (a difference in any
+# of them, not the memory, could explain a difference in score): run.py records each in every
+# record, its resume check refuses a file that differs in one, and judge.py and score.py refuse a
+# set of files that differ. The budget is held constant within a comparison; a budget sweep (run.py
+# --budgets) is one comparison per budget.
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
                    "answer_max_tokens", "answer_sampling", "seed", "retrieval_only", "limit")
 BUDGET_FIELD = "context_token_budget"

@@ -1,8 +1,9 @@
 """Grade every answer in the run files, blinded and shuffled across systems.
 
-Layers, in order (seed guide, section 6), each verdict naming the layer that decided it. The
-rules decide only what is beyond doubt (grading.py); with an LLM judge configured, only an
-answer equal to the gold (`exact`) and a plain decline of an answerable question (`declined`):
+Layers, in order (rules first, no model involved; then the judge), each verdict naming the layer
+that decided it. The rules decide only what is beyond doubt (grading.py); with an LLM judge
+configured, only an answer equal to the gold (`exact`) and a plain decline of an answerable question
+(`declined`):
   exact       the answer equals the gold under the verdict normalization, alone or after an
               opening such as "It's" (Unicode NFKC; whitespace, punctuation and the case of plain
               words aside; numbers and dates written one way; every number, year, sign, currency
@@ -55,7 +56,7 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEF
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
                        record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, verdict_identity,
                        write_atomic, write_json_atomic)
-from interface import VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
+from interface import CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 from metrics import calibration_rates, error_rate_text, rate
 
@@ -206,7 +207,7 @@ class VerdictWriter:
 
 
 # ---------------------------------------------------------------------------------------------
-# Calibration (issue "The instrument checks itself")
+# Calibration: the grader on labelled answers, its false accepts and false rejects
 # ---------------------------------------------------------------------------------------------
 
 def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
@@ -287,7 +288,7 @@ def calibrate(a: argparse.Namespace) -> int:
     for role, path, set_items in sets:
         reports.append(set_report(role, path, set_items, graded[start:start + len(set_items)]))
         start += len(set_items)
-    report = {"grader": grader_identity(judge_model, cfg["judge_sampling"]),
+    report = {"format": CALIBRATION_FORMAT, "grader": grader_identity(judge_model, cfg["judge_sampling"]),
               "grading": "rules, then the LLM judge" if judge_model else "rules only",
               "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               **reports[0], "heldout": reports[1] if len(reports) > 1 else None}
@@ -346,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     done, dropped = load_verdicts(a.out, records, grader)
 
     # Interleave all systems with the config seed, so that judge drift over time or a warm
-    # cache cannot favour one system (seed guide, section 6).
+    # cache cannot favour one system.
     records.sort(key=record_key)
     random.Random(cfg["seed"]).shuffle(records)
     # Each record with an answer is decided once, here (grading.decide); None leaves it to the judge.

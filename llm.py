@@ -63,8 +63,7 @@ PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
 # Calls in a row that could not connect before a stage stops: the first after all its retries
 # (about 15 s of backoff with the default settings), the next with one try each (_ask). Fewer
 # could be one blip that several workers saw at once; more would send every question of a dead
-# endpoint through its retries (the issue "The answer on the first screen": 381 s on the dev
-# split).
+# endpoint through its retries (381 s on the dev split).
 CONNECTION_FAILURES_TO_STOP = 3
 
 
@@ -108,8 +107,8 @@ def endpoint_from_env() -> tuple[str, str, str]:
     if not api_key and not base_url:
         raise InputError("no model endpoint: set LLM_BASE_URL (and LLM_API_KEY if the endpoint needs "
                          "one), or run `make bench`, which serves the embedded model locally")
-    # The identity keeps what it was before this client dropped the openai SDK (None stood for
-    # the SDK's default endpoint), so existing caches still hit.
+    # The default endpoint's identity is None, not its URL: the keys of answers already cached
+    # hold None for it, so they still hit.
     return base_url or DEFAULT_BASE_URL, api_key, os.environ.get("LLM_ENDPOINT_ID") or base_url
 
 

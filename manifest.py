@@ -1,4 +1,4 @@
-"""Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result (seed guide, 8.2).
+"""Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result.
 
 It records the dataset and config hashes, the git commit and whether the tree is dirty, the
 Python version and a hash of the installed package list, the answer and judge models, top_k,
@@ -23,8 +23,8 @@ from datetime import datetime, timezone
 
 from backends import load_backend
 from context import make_counter
-from interface import (CONTROL_NAMES, EXIT_OK, dataset_counts, load_config, load_dataset, results_dir,
-                       run_cli, sha256_file, sha256_text, write_json_atomic)
+from interface import (CONTROL_NAMES, EXIT_OK, MANIFEST_FORMAT, dataset_counts, load_config, load_dataset,
+                       results_dir, run_cli, sha256_file, sha256_text, write_json_atomic)
 from llm import server_info
 
 DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     server = server_info()
     status = git("status", "--porcelain")
     manifest = {
+        "format": MANIFEST_FORMAT,
         "run_id": cfg["run_id"],
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "git_commit": git("rev-parse", "HEAD"),

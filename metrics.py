@@ -128,6 +128,25 @@ def failure_cause(rec: dict, v: dict | None) -> str | None:
     return "reader_miss"
 
 
+def question_outcome(rec: dict, row: dict) -> tuple[str, bool | None]:
+    """What one question counts as in every table, for a view that shows it (the explorer
+    decides nothing): the word for its answer, "correct", "error" (the run or the judge call
+    failed: counted incorrect, cause error), "unparseable", "incorrect", or "not graded" (no
+    verdict: a retrieval-only record); and whether it counts as right (True), wrong (False) or
+    neither (None), by accuracy's `correct` for a record that answered, and for a retrieval-only
+    one by recall in context's (every evidence turn in the context; None where recall is not
+    measured)."""
+    if row["correct"] is None:
+        word = "not graded"
+    elif row["correct"]:
+        word = "correct"
+    else:
+        word = row["cause"] if row["cause"] in ("error", "unparseable") else "incorrect"
+    if not rec["retrieval_only"]:
+        return word, row["correct"]
+    return word, evidence_found(rec)[1] if retrieval_measurable(rec) else None
+
+
 @lru_cache(maxsize=1 << 16)
 def _answer_overlap(gold: str, answer: str, category: int | None) -> tuple[bool, float]:
     """Exact match and token F1 of an answer, by grading.py's functions, once per distinct
@@ -483,7 +502,8 @@ def score_system(recs: list[dict], rows: list[dict]) -> dict:
 class ClusterBootstrap:
     """Resamples of whole clusters with replacement, shared by every statistic of one budget
     (common random numbers: each interval is drawn from the same resamples). Questions of one
-    case, and cases cut from one conversation, are not independent (seed guide, section 7).
+    case, and cases cut from one conversation, are not independent (resampling questions alone
+    would make every interval too narrow).
 
     A resample is a vector of counts, how often each cluster was drawn; a statistic's total in
     every resample is then one matrix product, so thousands of resamples cost milliseconds per
@@ -551,6 +571,25 @@ def interval(values: np.ndarray) -> tuple[float | None, float | None]:
     return percentile(ok, 0.025), percentile(ok, 0.975)
 
 
+def paired_summary(difference: float, resampled: np.ndarray, clusters: int) -> dict:
+    """One paired difference as every comparison reports it, accuracy and retrieval alike: the
+    point, the 95% interval of its resampled values and their standard error. No interval from
+    a single cluster (resampling one cluster always draws it, and a zero width would read as
+    certainty); and where the interval is withheld (interval()), no standard error either, so
+    that no minimum detectable difference is scaled from resamples too sparse for an interval."""
+    out = {"difference": difference, "ci_low": None, "ci_high": None, "standard_error": None}
+    if clusters > 1:
+        out["ci_low"], out["ci_high"] = interval(resampled)
+        if out["ci_low"] is not None:
+            out["standard_error"] = float(np.nanstd(resampled))
+    return out
+
+
+def separated(d: dict) -> bool | None:
+    """Whether a paired difference's interval excludes 0; None without an interval."""
+    return None if d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
+
+
 def selections(row: dict) -> tuple[str, str]:
     """The two selections of questions a row counts in: answerable or unanswerable, and its type."""
     return ("answerable" if row["answerable"] else "unanswerable"), f"type:{row['type']}"
@@ -607,21 +646,15 @@ class BudgetStats:
             return sum(self.hits.get((key, sel), {}).values()) / (n * r), np.where(den > 0, hits / den, np.nan)
 
     def paired(self, a: tuple, b: tuple, sel: str) -> dict | None:
-        """A's accuracy minus B's on the selection, question by question: the point, the 95%
-        interval and the standard error of the resampled differences; no interval from a single
-        cluster (resampling one cluster always draws it, and a zero width would read as
-        certainty). None when no question of the selection was graded."""
+        """A's accuracy minus B's on the selection, question by question (paired_summary), with
+        the questions and clusters it rests on. None when no question of the selection was
+        graded."""
         pa, ta = self.accuracy(a, sel)
         pb, tb = self.accuracy(b, sel)
         if pa is None:
             return None
-        out = {"difference": pa - pb, "ci_low": None, "ci_high": None, "standard_error": None,
-               "questions": sum(self.counts[sel].values()), "clusters": len(self.counts[sel])}
-        if out["clusters"] > 1:
-            d = ta - tb
-            out["ci_low"], out["ci_high"] = interval(d)
-            out["standard_error"] = float(np.nanstd(d))
-        return out
+        return {**paired_summary(pa - pb, ta - tb, len(self.counts[sel])),
+                "questions": sum(self.counts[sel].values()), "clusters": len(self.counts[sel])}
 
     def gap_closed(self, label: str, none: str, oracle: str) -> dict:
         """(system - none) / (oracle - none) on answerable questions, over all repeats, with its
@@ -649,12 +682,23 @@ def system_label(rec: dict, several_budgets: bool) -> str:
     return f"{rec['backend']}@{rec[BUDGET_FIELD]}" if several_budgets else rec["backend"]
 
 
-def noise_half_width(system: dict) -> float | None:
-    """How far from zero a repeat of this system wandered: the larger end of its interval."""
-    floor = system["noise_floor"]
-    if not floor or floor["ci_low"] is None:
+def repeat_standard_error(system: dict) -> float | None:
+    """The run-to-run standard error of a system's accuracy over all its repeats: the spread of
+    its R repeats' accuracies over sqrt(R), the standard error of a mean of R draws. None with
+    fewer than two graded repeats (nothing to spread)."""
+    rep = system["repeat_accuracy"]
+    if rep is None or rep["sd"] is None:
         return None
-    return max(abs(floor["ci_low"]), abs(floor["ci_high"]))
+    return rep["sd"] / math.sqrt(sum(a is not None for a in rep["per_repeat"]))
+
+
+def difference_noise_floor(a: dict, b: dict) -> float | None:
+    """How large a difference between two systems' means over their repeats run-to-run
+    variation alone makes, at 95%: z_0.975 x the square root of the sum of their squared
+    repeat_standard_error, over the systems run more than once (a single run's variation is
+    unmeasured, so it adds nothing); None when neither was."""
+    errors = [e for e in (repeat_standard_error(a), repeat_standard_error(b)) if e is not None]
+    return Z95 * math.sqrt(sum(e * e for e in errors)) if errors else None
 
 
 def minimum_detectable(difference: dict | None) -> float | None:
@@ -673,6 +717,13 @@ NO_SPREAD = ("the paired difference is the same in every bootstrap resample (sta
              "agree on every question: no spread to scale")
 
 
+# Why a paired difference of several clusters has no interval, no standard error and no minimum
+# detectable difference: interval() withholds an interval when over 5% of the resamples leave
+# the statistic undefined (they drew no question of its selection).
+WITHHELD = ("more than 5% of the bootstrap resamples draw no question it is measured on: no interval, so no "
+            "standard error and no minimum detectable difference")
+
+
 MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the paired difference to the baseline on "
                "answerable questions: the smallest true difference detected with 80% power at 95% confidence; the "
                "largest over the systems compared")
@@ -683,7 +734,7 @@ MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the p
 NOISE_FLOOR_METHOD = "paired_bootstrap_interval"
 NOISE_FLOOR_FORMULA = ("repeat 1 minus repeat 0 of the same system on answerable questions, question by question, with "
                        "its 95% cluster-bootstrap interval: the run-to-run variation, 0 when the repeats are graded "
-                       "alike (seed guide 9.3)")
+                       "alike")
 
 
 class Scoring:
@@ -728,7 +779,7 @@ class Scoring:
 
     def repeat_metrics(self, label: str, rows_by_repeat: dict) -> dict:
         """Accuracy per repeat, its mean and spread, and the noise floor: repeat 1 against repeat
-        0 of the same system, paired over questions, with its interval (seed guide, section 9.3)."""
+        0 of the same system, paired over questions, with its interval."""
         accs = {r: answer_metrics(rows)["accuracy"] for r, rows in sorted(rows_by_repeat.items())}
         how = {"noise_floor_method": NOISE_FLOOR_METHOD, "noise_floor_formula": NOISE_FLOOR_FORMULA}
         if len(accs) < 2:
@@ -765,8 +816,9 @@ class Scoring:
     def differences(self, baseline: str) -> list[dict]:
         """Each system (not a control) against the baseline, budget by budget: the headline over
         answerable questions, per question type, and abstention (unanswerable questions) on its
-        own; whether the interval separates them, whether the difference is no larger than
-        either system's noise floor, and the minimum detectable difference of the pair."""
+        own; whether the interval separates them, whether the difference is no larger than the
+        pair's noise floor (difference_noise_floor: a note beside the interval, which alone
+        decides "separated"), and the minimum detectable difference of the pair."""
         out = []
         for budget in self.budgets:
             base = self.row_of(baseline, budget)
@@ -776,14 +828,12 @@ class Scoring:
                 if s["backend"] in CONTROL_NAMES or s["backend"] == baseline or s["graded"] == 0:
                     continue
                 d = self.paired(s["label"], base)
-                separated = None if d is None or d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
-                floors = [w for w in (noise_half_width(self.systems[base]), noise_half_width(s)) if w is not None]
-                floor = max(floors) if floors else None
+                floor = difference_noise_floor(self.systems[base], s)
                 out.append({"system": s["label"], "baseline": base, "budget": budget,
                             **(d or {"difference": None, "ci_low": None, "ci_high": None, "standard_error": None,
                                      "questions": 0, "clusters": 0}),
                             "cases": s["cases"],
-                            "separated": separated,
+                            "separated": None if d is None else separated(d),
                             "minimum_detectable_difference": minimum_detectable(d),
                             "abstention": self.paired(s["label"], base, "unanswerable"),
                             "by_type": {t: self.paired(s["label"], base, f"type:{t}") for t in types},
@@ -810,6 +860,8 @@ class Scoring:
             if not measured:
                 note = "needs at least two clusters of graded answerable questions" if paired else \
                     "no system is compared with the baseline"
+                if any(d["clusters"] > 1 and d["ci_low"] is None for d in paired):
+                    note = WITHHELD
                 if any(d["standard_error"] == 0 for d in paired):
                     note = NO_SPREAD
                 if all(self.systems[x]["graded"] == 0 for x in self.labels(budget)):
@@ -904,18 +956,16 @@ def retrieval_differences(records: list[dict], baseline: str, resamples: int = R
                                      "baseline's records")
                     out.append(entry)
                     continue
-                entry["difference"] = sum(means[label][q][m] - means[base][q][m] for q in qs) / len(qs)
-                if clusters > 1:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        n_t = totals[:, index[(label, None)]]
-                        resampled = np.where(n_t > 0, totals[:, index[(label, m)]] / n_t, np.nan)
-                    entry["ci_low"], entry["ci_high"] = interval(resampled)
-                    entry["standard_error"] = float(np.nanstd(resampled))
-                    if entry["ci_low"] is not None:
-                        entry["separated"] = not entry["ci_low"] <= 0 <= entry["ci_high"]
-                    entry["minimum_detectable_difference"] = minimum_detectable(entry)
-                else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    n_t = totals[:, index[(label, None)]]
+                    resampled = np.where(n_t > 0, totals[:, index[(label, m)]] / n_t, np.nan)
+                entry.update(paired_summary(sum(means[label][q][m] - means[base][q][m] for q in qs) / len(qs),
+                                            resampled, clusters))
+                entry["separated"], entry["minimum_detectable_difference"] = separated(entry), minimum_detectable(entry)
+                if clusters < 2:
                     entry["note"] = "a single cluster: no interval"
+                elif entry["ci_low"] is None:
+                    entry["note"] = WITHHELD
                 out.append(entry)
     return out
 
@@ -1063,14 +1113,16 @@ def estimate_text(value: float | None, ci: list | None) -> str:
 
 
 def reading(d: dict) -> str:
-    """What a difference to the baseline says, in words."""
+    """What a difference to the baseline says, in words: what its interval says (better, worse,
+    not separated, or why there is no interval), with the noise floor as a note beside it,
+    never in its place."""
     if d["difference"] is None:
         return "not comparable"
-    if d["within_noise_floor"]:
-        return "within the noise floor"
     if d["separated"] is None:
-        return "no interval (one cluster)"
-    return ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+        words = "no interval (one cluster)" if d["clusters"] < 2 else "no interval (too few resamples define it)"
+    else:
+        words = ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
+    return words + ("; within the noise floor" if d["within_noise_floor"] else "")
 
 
 def separated_text(d: dict | None) -> str:
@@ -1146,9 +1198,9 @@ def control_lines(scores: dict) -> list[str]:
 
 
 def disclosures(systems: list[dict]) -> list[str]:
-    """Every deviation of a system from the contract that a reader must know (seed guide,
-    section 10), one line each, names in `backticks`: hits without provenance, an unverified
-    flush, a model of its own, time-aware search, an extra wait, failed questions."""
+    """Every deviation of a system from the contract that a reader must know (a result without them
+    reads as fair when it was not), one line each, names in `backticks`: hits without provenance, an
+    unverified flush, a model of its own, time-aware search, an extra wait, failed questions."""
     lines, seen = [], set()
     for s in systems:
         name = s["backend"]

@@ -9,8 +9,9 @@
   const byQid = new Map(D.questions.map((q, i) => [q.qid, i]));
   const byLabel = new Map(D.systems.map((s, i) => [s.label, i]));
   const $ = (id) => document.getElementById(id);
-  // What "right" and "wrong" mean for a system: its verdict, or (no answers, the model-free
-  // report) whether every evidence turn reached the context.
+  // Each answer carries what it counts as in the tables, decided by metrics.py: v, the word for
+  // its verdict, and ok, right (true), wrong (false) or neither (null); with no answers (the
+  // model-free report), ok is whether every evidence turn reached the context.
   const GOOD = D.model_free ? "has all evidence in context" : "right";
   const BAD = D.model_free ? "misses evidence in context" : "wrong";
   const RELATIONS = [["", "any"], ["a_right", "A " + GOOD], ["a_wrong", "A " + BAD],
@@ -25,30 +26,21 @@
     for (const k of kids) if (k !== null && k !== undefined && k !== false) e.append(k);
     return e;
   }
-  function verdictOf(a) { return a.v ? a.v : (a.err ? "error" : "not graded"); }
   function first(q, si) { const a = q.r[si]; return a ? a[0] : null; }
   function sysIndex(label) { return label === "" || !byLabel.has(label) ? null : byLabel.get(label); }
-  function good(a) {
-    if (!a) return false;
-    if (D.model_free) return a.ev[0] > 0 && a.ev[2] !== null && a.ev[2] === a.ev[0];
-    return a.v === "correct";
-  }
-  function bad(a) {
-    if (!a) return false;
-    if (D.model_free) return a.ev[0] > 0 && (a.err !== null || (a.ev[2] !== null && a.ev[2] < a.ev[0]));
-    return a.v === "incorrect" || a.v === "unparseable" || (a.err !== null && a.v !== "correct");
-  }
+  function right(a) { return a !== null && a.ok === true; }
+  function wrong(a) { return a !== null && a.ok === false; }
   function relation(q, ai, bi) {
     if (!S.v || ai === null) return true;
     const A = first(q, ai), B = bi === null ? null : first(q, bi);
     switch (S.v) {
-      case "a_right": return good(A);
-      case "a_wrong": return bad(A);
-      case "a_only": return good(A) && bad(B);
-      case "b_only": return bad(A) && good(B);
-      case "differ": return (good(A) && bad(B)) || (bad(A) && good(B));
-      case "both_wrong": return bad(A) && bad(B);
-      case "both_right": return good(A) && good(B);
+      case "a_right": return right(A);
+      case "a_wrong": return wrong(A);
+      case "a_only": return right(A) && wrong(B);
+      case "b_only": return wrong(A) && right(B);
+      case "differ": return (right(A) && wrong(B)) || (wrong(A) && right(B));
+      case "both_wrong": return wrong(A) && wrong(B);
+      case "both_right": return right(A) && right(B);
     }
     return true;
   }
@@ -80,8 +72,8 @@
     if (S.sort === "a" && ai !== null) {
       const a = first(q, ai);
       if (!a) return [9, "", i];
-      if (D.model_free) return [good(a) ? 2 : bad(a) ? 0 : 1, "", i];
-      return [RANK_OF[verdictOf(a)], a.c || "", i];
+      if (D.model_free) return [a.ok === true ? 2 : a.ok === false ? 0 : 1, "", i];
+      return [RANK_OF[a.v], a.c || "", i];
     }
     return [i];
   }
@@ -163,13 +155,13 @@
     if (a.err) return el("span", "v error", "! error");
     if (n === 0) return el("span", "v none", "no evidence");
     if (ret === null) return el("span", "v none", "no provenance");
-    const cls = ctx === n ? "correct" : ret === 0 ? "incorrect" : "partial";
+    const cls = a.ok === true ? "correct" : ret === 0 ? "incorrect" : "partial";
     return el("span", "v " + cls, ctx + "/" + n + " in ctx" + (ret > ctx ? ", " + ret + "/" + n + " retrieved" : ""));
   }
   function verdictCell(a, withCause) {
     if (!a) return el("span", "v none", "–");
     if (D.model_free) return evidenceCell(a);
-    const v = verdictOf(a);
+    const v = a.v;
     const mark = { correct: "✓ correct", incorrect: "✗ incorrect", unparseable: "? unparseable", error: "! error", "not graded": "· not graded" }[v];
     const span = el("span", "v " + (v === "not graded" ? "none" : v), mark);
     if (a.c && withCause) span.append(el("span", "cause", a.c));
@@ -237,14 +229,15 @@
   }
   function answerBlock(q, si, a) {
     const s = D.systems[si];
-    const v = D.model_free ? "" : verdictOf(a);
+    const v = D.model_free ? "" : a.v;
     const div = el("div", "answer " + (v === "not graded" ? "" : v));
     const pick = si === sysIndex(S.a) ? " · A" : si === sysIndex(S.b) ? " · B" : "";
     div.append(el("h4", null, s.label + (s.role !== "system" ? " (" + s.role + ")" : "") + (a.rep ? " · repeat " + a.rep : "") + pick));
     if (a.a !== null) div.append(el("p", "ans", el("b", null, "Answer: "), a.a));
     else div.append(el("p", "muted", a.err ? "No answer: " + a.err : "No answer: a retrieval-only run."));
-    if (a.v) {
-      const p = el("p", null, verdictCell(a, false), " decided by ", el("code", null, a.by));
+    if (!D.model_free && a.v !== "not graded") {
+      const p = el("p", null, verdictCell(a, false));
+      if (a.by) p.append(" decided by ", el("code", null, a.by));
       if (a.why) p.append(" — the judge: ", el("span", "reason", a.why));
       if (a.c) p.append(" · cause ", el("code", null, a.c));
       if (a.ro) p.append(" · the rules alone: " + a.ro);

@@ -1,4 +1,4 @@
-"""Write the report people read (seed guide, section 10): report.md, a self-contained
+"""Write the report people read: report.md, a self-contained
 report.html to open from disk, and plots beside them (by default beside --scores, in
 results/RUN_ID/), with the instrument's checks, the judge's calibration and the human audit
 when they exist. Every number comes from scores.json (score.py, through metrics.py) and is
@@ -61,12 +61,13 @@ import yaml
 
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
-                       read_verdicts, record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file,
-                       sha256_text, write_atomic)
+                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_audit_json,
+                       read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest, read_verdicts,
+                       record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file, sha256_text,
+                       write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
-                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
-                     separated_text, whole)
+                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
+                     rate, reading, separated_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -800,7 +801,7 @@ def retrieval_paired_section(scores: dict) -> list:
 
 
 def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
-    """What the controls say about the instrument (seed guide, section 9.1). Whether `none` is
+    """What the controls say about the instrument (none low, oracle high). Whether `none` is
     low enough and `oracle` high enough is check.py's verdict, per question type against
     config.yaml's `checks:` thresholds: quoted from checks.json when it belongs to these runs;
     otherwise the numbers only (a threshold of this report's own would contradict check.py's)."""
@@ -1086,7 +1087,7 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
             f"python audit.py sample --verdicts {paths['verdicts']} --n 100 --seed 11 --out-sheet {sheet} "
             f"--out-key {key}"), ", label the sheet blind, then ",
             Code(f"python audit.py join {sheet} {key} --out {os.path.join(results, 'audit.json')}"),
-            " and pass --audit to report.py (seed guide, 6.1).")))
+            " and pass --audit to report.py.")))
         return blocks
     stale = audit_mismatch(audit, verdicts)
     if stale:
@@ -1149,7 +1150,7 @@ def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
     if not os.path.exists(key_path):
         return f"names its key {key_path}, which is not here, so nothing shows that it audited these verdicts"
     sampled, other = 0, 0
-    for lineno, k in read_jsonl(key_path):
+    for lineno, k in read_audit_key(key_path):
         for f in ("backend", "repeat", BUDGET_FIELD, "qid", "verdict", "inputs_sha256", "rules_sha256", "judge_model"):
             if f not in k:
                 raise InputError(f"{key_path}:{lineno}: not an audit key line of audit.py (no field '{f}')")
@@ -1170,7 +1171,7 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
                   + (f" --verdicts {paths['verdicts']}" if paths["verdicts"] else "")
                   + f" --manifest {paths['manifest']} --out {os.path.join(results, 'checks.json')}")
     if checks is None:
-        return blocks + [Para(segs("No instrument checks yet: run ", run_it, " (seed guide, section 9) and pass "
+        return blocks + [Para(segs("No instrument checks yet: run ", run_it, " and pass "
                                    "--checks to report.py."))]
     if not current:
         return blocks + [Para(segs(f"{paths['checks']} checked other run files than these (their sha256 differ): its "
@@ -1222,7 +1223,7 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
 
 
 def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
-    """The commands that made these files, in the seed guide's run order."""
+    """The commands that made these files, in the order they run (controls first)."""
     config = manifest["config"]
     files: dict = {}  # backend_id -> run file, in the order given
     for path in paths["runs"]:
@@ -1278,7 +1279,7 @@ def plots_note(plots: dict | None) -> list:
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
                  audit: dict | None, plots: dict | None, paths: dict) -> list:
     """The whole report: first the answer (the compact table, the controls and the deviations in a
-    line each), then the seed guide's order: every metric, the contract, the paired comparisons,
+    line each), then the rest: every metric, the contract, the paired comparisons,
     the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
     current = checks_current(checks, scores)
@@ -1530,11 +1531,13 @@ def context_lines(r: dict, texts: Texts) -> list | None:
 
 
 def answer_entry(r: dict, q: dict, verdict: dict | None, texts: Texts) -> dict:
-    """One system's record of one question, as the explorer shows it: the answer, the verdict,
-    the layer that decided it and the judge's reason, the cause (score.py's question row), how
+    """One system's record of one question, as the explorer shows it: the answer, what it counts
+    as in the tables (metrics.question_outcome: the explorer decides nothing), the layer that
+    decided it and the judge's reason, the cause (score.py's question row), how
     much of the evidence was retrieved and kept, the context as sent, and the turns of the hits
     just past the budget cut."""
-    entry = {"rep": r["repeat"], "a": r["answer"], "v": q["verdict"], "by": q["by"], "c": q["cause"],
+    word, ok = question_outcome(r, q)
+    entry = {"rep": r["repeat"], "a": r["answer"], "v": word, "ok": ok, "by": q["by"], "c": q["cause"],
              "err": r["error"], "jerr": q["judge_error"], "ro": q["rules_only_verdict"],
              "why": verdict["judge_reason"] if verdict is not None else None,
              "ev": [q["evidence_n"], q["evidence_retrieved"], q["evidence_in_context"]],
@@ -1711,7 +1714,7 @@ def main(argv: list[str] | None = None) -> int:
     #    against the dataset the manifest names (the turn texts the explorer shows).
     scores = read_scores(a.scores)
     check_inputs(scores, paths)
-    manifest = read_json(a.manifest, "manifest of manifest.py", MANIFEST_FIELDS)
+    manifest = read_manifest(a.manifest, MANIFEST_FIELDS)
     dataset = dataset_from(None, a.manifest, a.dataset)
     records = load_comparison(a.runs, dataset, allow_partial=scores["coverage"]["partial"]).records
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
@@ -1721,10 +1724,10 @@ def main(argv: list[str] | None = None) -> int:
         check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
         if checks_current(checks, scores):  # of these runs (other runs' checks are named, not shown): these verdicts
             refuse_stale_checks_verdicts(checks, a.checks, list(scores["inputs"]["verdicts"].values()))
-    calibration = optional_json(a.calibration, "calibration of judge.py --calibrate",
-                                ("grader", "grading", "calibration_set", "overall", "by_kind", "kappa", "heldout"))
-    audit = optional_json(a.audit, "audit of audit.py join",
-                          ("sampled", "labelled", "complete", "overall", "by_system", "flagged"))
+    calibration = read_calibration_json(a.calibration, ("grader", "grading", "calibration_set", "overall", "by_kind",
+                                                        "kappa", "heldout")) if a.calibration else None
+    audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",
+                                      "flagged")) if a.audit else None
     # 3. Plots, then the report in both forms.
     order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)

@@ -114,7 +114,7 @@ class BackendSystem:
         self.flush_note = getattr(backend, "flush_note", None)
         # Optional declarations of a backend (backends/README.md): its search is byte-for-byte
         # repeatable (ingested once for all repeats), it calls a model through llm_client (whose
-        # usage is counted apart), it uses the question's date as "now" (seed guide, section 12).
+        # usage is counted apart), it uses the question's date as "now" (time-aware search).
         self.deterministic = bool(getattr(backend, "deterministic", False))
         self._llm = getattr(backend, "llm_client", None)
         self.time_aware = time_aware_search and getattr(backend, "uses_time", False)
@@ -216,7 +216,7 @@ def parse_budgets(text: str | None, cfg: dict) -> list[int]:
 
 def search_k(cfg: dict, budgets: list[int], hit_tokens: float | None) -> int:
     """k for one search that serves every budget. One budget: the config's top_k (the contract).
-    A sweep (issue 12: "a k large enough for the largest budget"): enough hits of the typical
+    A sweep (a k large enough for the largest budget): enough hits of the typical
     size (hit_tokens, typical_hit_tokens) to fill the largest budget, and never fewer than
     top_k scaled by largest budget / context_token_budget. Scaling top_k alone left bm25 at
     8,000 tokens using 23% of the budget with no hit cut on the bundled data: k, not the
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     todo = {c["case_id"] for c in cases
             if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
     # While answers are held, no record is written until every case is searched: the progress
-    # line counts cases (done/total, rate, ETA), then records once answering starts (issue 16).
+    # line counts cases (done/total, rate, ETA), then records once answering starts.
     if client is not None and todo:
         client.preflight(cfg["answer_model"], cfg["answer_max_tokens"])  # exit 2 in seconds if it cannot work
     progress = (Progress(f"run {system.name}", len(todo), "cases") if hold

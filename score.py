@@ -1,6 +1,6 @@
 """Score the systems: the metrics vector of each system, per question type and per budget, and
 each system's paired difference to a baseline with a 95% cluster-bootstrap interval that
-resamples clusters of questions (seed guide, section 7; "Metrics That Actually Matter").
+resamples clusters of questions (questions of one case are not independent).
 
 Every number is defined in metrics.py (accuracy with abstention apart, exact match and token
 F1, retrieval and keyword recall, staleness, contradiction, write precision, gap closed, where
@@ -24,8 +24,8 @@ import sys
 from collections import defaultdict
 
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
-                       check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
-                       refuse_stale_checks_verdicts, sha256_file, write_json_atomic)
+                       check_format, dataset_from, load_comparison, read_audit_json, read_calibration_json, read_json,
+                       refuse_stale_checks_verdicts, run_cli, served_model_counts, sha256_file, write_json_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
                      interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, whole)
@@ -71,7 +71,7 @@ def read_calibration(path: str, pairs: list) -> dict:
     judge.py --calibrate graded none), shown only for the grader that graded these verdicts
     (rules, judge model and prompts alike)."""
     fields = ("grader", "calibration_set", "grading", "overall", "by_kind", "kappa", "judge_failures", "heldout")
-    cal = read_json(path, "calibration.json of judge.py --calibrate", fields)
+    cal = read_calibration_json(path, fields)
     graders = {tuple(sorted((k, v[k]) for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")))
                for _, v in pairs if v is not None}
     if graders and graders != {tuple(sorted(cal["grader"].items()))}:
@@ -83,7 +83,7 @@ def read_calibration(path: str, pairs: list) -> dict:
 def read_audit(path: str) -> dict:
     """The human audit of the judge (audit.py join)."""
     fields = ("sampled", "labelled", "complete", "overall", "by_system", "flagged", "flag_rule")
-    audit = read_json(path, "audit.json of audit.py join", fields)
+    audit = read_audit_json(path, fields)
     return {"file": path, **{k: audit[k] for k in fields}}
 
 

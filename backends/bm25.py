@@ -133,7 +133,7 @@ class Bm25Backend:
     deterministic = True  # exact arithmetic and a fixed tie order: the same adds give the same hits
 
     def __init__(self, recency_half_life_days: float | None = None) -> None:
-        # The seed guide's time-aware search (section 12), off unless configured: with a
+        # Time-aware search (which add and search alone do not exercise), off unless set: with a
         # half-life, a turn's BM25 score is halved for every half-life between its timestamp
         # and the question's date, so of two matching turns the newer ranks first (the
         # "recency term" that moves staleness in "Metrics That Actually Matter").

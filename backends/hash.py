@@ -1,6 +1,6 @@
 """hash: cosine top-k over signed feature-hashing vectors; deterministic, no dependencies.
 
-Mneme's harness ships this embedder as its no-key, no-spend baseline for CI (shared/seeds/003).
+Mneme's eval harness ships this embedder as its no-key, no-spend baseline for CI.
 Here it is the floor of the vector backends: the same cosine ranking as `dense`, but a text's
 vector is its hashed word unigrams and bigrams instead of a model's embedding, so any machine
 reproduces its hits byte for byte. Only turns that share at least one hashed feature (bucket)

@@ -1,4 +1,4 @@
-"""http: a generic adapter for a memory service over REST (seed guide, section 4.2).
+"""http: a generic adapter for a memory service over REST.
 
 Everything service-specific is configuration (config.yaml, `backends: {http: {...}}`), so a new
 service is a preset, not a module. The defaults describe a plain service with row-shaped JSON

@@ -1,4 +1,4 @@
-"""keyword: the dependency-free reference backend of the seed guide (section 4.1).
+"""keyword: the dependency-free reference backend, the floor every memory system is compared with.
 
 Score = token overlap between query and turn (each query token counted at most as often as it
 occurs in the query); ties broken by the newer timestamp, then by insertion order. It is meant

@@ -1,9 +1,9 @@
 """summary_buffer: the last N turns verbatim plus a rolling summary of every older turn.
 
-Mneme's summary_buffer strategy (shared/seeds/003; LangChain's ConversationSummaryBufferMemory):
-a turn that falls out of the buffer is folded into a running summary, which the pinned answer
-model writes. So this backend calls a model itself, and discloses it (seed guide rule 2): its
-name says "summary_buffer (internal summarizer: <model>)" and `internal_model` is the model.
+Mneme's summary_buffer strategy (LangChain's ConversationSummaryBufferMemory): a turn that falls
+out of the buffer is folded into a running summary, which the pinned answer model writes. So this
+backend calls a model itself, and discloses it (a system is reported with its model): its name
+says "summary_buffer (internal summarizer: <model>)" and `internal_model` is the model.
 
 search ignores the query (this is a buffer, not a retriever) and returns at most k hits: the
 summary first, then the newest buffered turns in chronological order. The summary hit has no

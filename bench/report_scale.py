@@ -32,8 +32,8 @@ sys.path.insert(0, ROOT)
 
 from grading import RULES_SHA256  # noqa: E402
 from context import EMPTY_CONTEXT, render_line  # noqa: E402
-from interface import (RUN_FORMAT, VERDICT_FORMAT, Hit, dumps, run_cli, session_items, sha256_file,  # noqa: E402
-                       verdict_identity)
+from interface import (MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, Hit, dumps, run_cli,  # noqa: E402
+                       session_items, sha256_file, verdict_identity)
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         verdicts += [verdict(r) for r in recs]
     with open(os.path.join(out, "verdicts.jsonl"), "w", encoding="utf-8") as fh:
         fh.write("".join(dumps(v) + "\n" for v in verdicts))
-    manifest = {"run_id": "bench", "created_utc": "2026-06-01T00:00:00Z", "git_commit": None, "git_dirty": None,
+    manifest = {"format": MANIFEST_FORMAT, "run_id": "bench", "created_utc": "2026-06-01T00:00:00Z", "git_commit": None, "git_dirty": None,
                 "dataset": dataset, "dataset_sha256": sha,
                 "dataset_counts": {"cases": len(cases), "sessions": sum(len(c["sessions"]) for c in cases),
                                    "turns": a.questions * a.turns, "questions": len(cases),

@@ -37,7 +37,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from interface import load_config  # noqa: E402
+from interface import MANIFEST_FORMAT, load_config  # noqa: E402
 from llm import LLMClient  # noqa: E402
 from machine import describe  # noqa: E402
 
@@ -291,7 +291,7 @@ def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> 
     sha = write_dataset(Path(dataset), [r for recs in every for r in recs])
     manifest = os.path.join(folder, f"score-{cases}-manifest.json")
     with open(manifest, "w", encoding="utf-8") as fh:
-        json.dump({"dataset": dataset, "dataset_sha256": sha}, fh)
+        json.dump({"format": MANIFEST_FORMAT, "dataset": dataset, "dataset_sha256": sha}, fh)
     runs, verdicts = [], []
     for s, recs in enumerate(every):
         recs = [{**r, "dataset_sha256": sha} for r in recs]

@@ -1,4 +1,4 @@
-"""Import the seed guide's two-file layout (seed 001: dialogs.jsonl, one message per line, and
+"""Import a two-file dialog layout (dialogs.jsonl, one message per line, and
 questions.jsonl) into memory-bench cases: one case per conv_id.
 
   dialogs.jsonl:   {"conv_id", "session", "turn", "role", "text", "ts"}   (session, turn: integers)
@@ -12,7 +12,7 @@ What it does (see data/IMPORTING.md for the reasons):
   - type strings mapped onto the contract's types (single-hop, multi_hop, temporal-reasoning,
     ...); an unknown one is an error naming path:line unless --default-type is given;
   - asked_at = the question's own asked_at if present, else the conversation's last message;
-  - evidence = the messages a question's optional "evidence" names; seed 001's layout has no
+  - evidence = the messages a question's optional "evidence" names; the layout itself has no
     such field, so an answerable question without it is dropped and reported (the contract
     needs evidence for the oracle control and recall);
   - a conversation with no question (left) is dropped and reported.

@@ -1,5 +1,5 @@
-"""Generate data/calibration.jsonl: the judge calibration set (issue "The instrument checks
-itself", "Judge calibration"). Real questions and golds from data/dev.jsonl and
+"""Generate data/calibration.jsonl: the judge calibration set, on which the grader's false
+accepts and false rejects are counted. Real questions and golds from data/dev.jsonl and
 data/cases.jsonl, each with answers of known kinds, labelled by construction:
 
   known right: verbose, paraphrase, number_form (number words, other units), date_format,

@@ -378,7 +378,7 @@ PREFS = (
 )
 
 # Echoes: same-topic remarks that share a question's key words but never state its answer
-# (seed guide, section 3: "turns that share vocabulary with a question but don't answer it").
+# (turns that share vocabulary with a question but do not answer it: distractors for search).
 ECHO = {
     "owner": ("The {svc} owner should sign off on the dashboard changes before we merge them.",
               "Who owns the {svc} alerts is a different question from who owns {svc} itself, apparently.",
@@ -1361,7 +1361,7 @@ def make_split(n_cases: int, seed: int, dev: bool) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Version 2: the hard set (issue 25). Long histories of mostly unrelated work, and nine kinds of
+# Version 2: the hard set. Long histories of mostly unrelated work, and nine kinds of
 # question that make memory hard in real agent use. Each question says its kind in meta.kind and
 # keeps the contract's six types, so every stage reads it unchanged.
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@ Like many hosted memory services it indexes asynchronously: added items become s
 does not really wait finds nothing, and a test catches it. Search is token overlap, and item
 metadata is echoed back in hits. Requests must carry `Authorization: Bearer <token>` when a
 token is set.
+
+With `leaky=True` it is a broken store, for check.py's leakage check to catch: search looks in
+every namespace and a reset empties nothing, so a case's search finds other cases' turns.
 """
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ ROUTE = re.compile(r"^/namespaces/([^/]+)(/items|/search|/status)?$")
 class MemoryService:
     """Start with .start(); .url is the base URL."""
 
-    def __init__(self, index_delay_s: float = 0.5, token: str | None = None) -> None:
+    def __init__(self, index_delay_s: float = 0.5, token: str | None = None, leaky: bool = False) -> None:
         self.index_delay_s = index_delay_s
         self.token = token
+        self.leaky = leaky
         self.pending: dict[str, list[tuple[float, dict]]] = {}
         self.indexed: dict[str, list[dict]] = {}
         self.lock = threading.Lock()
@@ -57,10 +61,11 @@ class MemoryService:
 
             def do_DELETE(self) -> None:
                 route = self._route()
-                if route:
+                if route and not service.leaky:
                     with service.lock:
                         service.pending.pop(route[0], None)
                         service.indexed.pop(route[0], None)
+                if route:
                     self._send(200, {"deleted": route[0]})
 
             def do_GET(self) -> None:
@@ -105,7 +110,11 @@ class MemoryService:
     def _search(self, ns: str, query: str, k: int) -> list[dict]:
         q = set(re.findall(r"\w+", query.lower()))
         with self.lock:
-            items = list(self.indexed.get(ns, []))
+            spaces = list(self.pending) if self.leaky else [ns]
+        for space in spaces:
+            self._promote(space)
+        with self.lock:
+            items = [it for space in spaces for it in self.indexed.get(space, [])]
         scored = []
         for i, it in enumerate(items):
             overlap = len(q & set(re.findall(r"\w+", it["text"].lower())))

@@ -12,7 +12,7 @@ Each run's output goes to a log file beside the others in .cache/start-modes/ (g
 the last line of each is printed. Exit 0 when every run exited 0.
 
 Usage:
-  python tests/start_modes.py                          # the signal tests (issue 24), each way 3 times
+  python tests/start_modes.py                          # the signal tests, each way 3 times
   python tests/start_modes.py --times 2 -- make test   # the whole suite as `make test` runs it
   python tests/start_modes.py --modes trap -- python -m pytest -q tests/test_contract.py
 """

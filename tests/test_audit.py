@@ -1,6 +1,6 @@
-"""audit.py, the human audit of the judge (seed guide 6.1): a seeded sample stratified by system
-and verdict, a blind sheet that a spreadsheet opens, a key kept apart, and agreement and kappa
-joined back against hand-computed values, with missing labels reported by sheet line."""
+"""audit.py, the human audit of the judge: a seeded sample stratified by system and verdict, a
+blind sheet that a spreadsheet opens, a key kept apart, and agreement and kappa joined back
+against hand-computed values, with missing labels reported by sheet line."""
 from __future__ import annotations
 
 import csv

@@ -1,9 +1,8 @@
-"""judge.py --calibrate (issue "The instrument checks itself", "Judge calibration"; issue
-"Verdicts that hold out of sample"): the configured grading, through judge.py's own layers,
-over the tuning set and the held-out set; rates per kind and overall with Wilson intervals and
-kappa, per set, named by the grader that produced them. A judge that accepts everything is
-exposed, a judge that rejects everything lets no wrong answer through, a judge that fails
-counts as wrong, apart, and a bad labelled file exits 2 naming path:line."""
+"""judge.py --calibrate: the configured grading, through judge.py's own layers, over the tuning
+set and the held-out set; rates per kind and overall with Wilson intervals and kappa, per set,
+named by the grader that produced them. A judge that accepts everything is exposed, a judge that
+rejects everything lets no wrong answer through, a judge that fails counts as wrong, apart, and a
+bad labelled file exits 2 naming path:line."""
 from __future__ import annotations
 
 import json

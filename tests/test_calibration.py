@@ -1,9 +1,8 @@
-"""The judge calibration set (data/calibration.jsonl, issue "The instrument checks itself") and
-the second tuning set (data/tuning2.jsonl, written by hand): the first file is what its
-generator writes, the second is data; their questions are real ones from the bundled data (the
-second's besides a few of its own), bad lines are refused naming path:line and the field, and
-the rates and kappa match hand-computed fixtures. Run with -s to see the rule layer's rates on
-each set."""
+"""The judge calibration set (data/calibration.jsonl) and the second tuning set
+(data/tuning2.jsonl, written by hand): the first file is what its generator writes, the second is
+data; their questions are real ones from the bundled data (the second's besides a few of its
+own), bad lines are refused naming path:line and the field, and the rates and kappa match
+hand-computed fixtures. Run with -s to see the rule layer's rates on each set."""
 from __future__ import annotations
 
 import json

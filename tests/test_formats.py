@@ -1,16 +1,21 @@
-"""Every record says its format (run/3, verdict/1, checks/1; scores/1 in test_report.py), and a
-reader refuses another version, or a record without one, naming path:line, the version found,
-the version it reads and the fix, instead of growing a branch for what an older writer lacked."""
+"""Every record says its format (run/3, verdict/1, checks/1, manifest/1, calibration/1, audit/1,
+audit_key/1; scores/1 in test_report.py), and a reader refuses another version, or a record
+without one, naming path:line, the version found, the version it reads and the fix, instead of
+growing a branch for what an older writer lacked."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 import check
 import judge
+import report
 import score
-from interface import RUN_FORMAT, VERDICT_FORMAT, run_cli
+from conftest import ROOT
+from interface import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, CALIBRATION_FORMAT, MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT,
+                       read_audit_json, read_audit_key, read_calibration_json, read_manifest, run_cli)
 from records import read_records, run_record, write_comparison
 
 
@@ -84,3 +89,76 @@ def test_checks_of_another_format_are_refused_by_score(tmp_path, capsys):
     assert run_cli(score.main, argv) == 2
     assert f"{checks}: a checks record of format 'checks/0'; this code reads format 'checks/1' only: rerun check.py" \
         in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# The summaries beside the runs: the manifest, calibration.json, the audit key and audit.json
+# ---------------------------------------------------------------------------------------------
+
+def written_by_their_stages(tmp_path) -> dict:
+    """A manifest (manifest.py), calibration.json (judge.py --calibrate, rules only), and an
+    audit key and audit.json (audit.py sample, then join on the unlabelled sheet) of one
+    comparison: {name: path} with the comparison's runs, verdicts and config."""
+    import audit
+    import manifest
+    runs, verdicts, cfg = comparison(tmp_path)
+    out = {"runs": runs, "verdicts": verdicts, "config": cfg}
+    assert run_cli(manifest.main, [cfg, "--backends", "keyword", "--out-dir", str(tmp_path / "m")]) == 0
+    out["manifest"] = str(next((tmp_path / "m").glob("manifest-*.json")))
+    out["calibration"] = str(tmp_path / "calibration.json")
+    assert run_cli(judge.main, ["--config", cfg, "--calibrate", os.path.join(ROOT, "data", "calibration.jsonl"),
+                                "--out", out["calibration"]]) in (0, 3)
+    out["sheet"], out["key"], out["audit"] = (str(tmp_path / n) for n in ("s.csv", "key.jsonl", "audit.json"))
+    assert run_cli(audit.main, ["sample", "--verdicts", verdicts, "--n", "2", "--out-sheet", out["sheet"],
+                                "--out-key", out["key"]]) == 0
+    run_cli(audit.main, ["join", out["sheet"], out["key"], "--out", out["audit"]])  # unlabelled: incomplete
+    return out
+
+
+def test_each_summary_is_written_with_its_format_and_read_back(tmp_path):
+    f = written_by_their_stages(tmp_path)
+    assert json.load(open(f["manifest"]))["format"] == MANIFEST_FORMAT
+    assert json.load(open(f["calibration"]))["format"] == CALIBRATION_FORMAT
+    assert json.load(open(f["audit"]))["format"] == AUDIT_FORMAT
+    assert {k["format"] for k in read_records(f["key"])} == {AUDIT_KEY_FORMAT}
+    assert read_manifest(f["manifest"])["dataset_sha256"] and read_calibration_json(f["calibration"])["grader"]
+    assert read_audit_json(f["audit"])["sampled"] == 2 and len(read_audit_key(f["key"])) == 2
+
+
+@pytest.mark.parametrize("which, kind, fix", [
+    ("manifest", "manifest", "rerun manifest.py with the runs' config"),
+    ("calibration", "calibration", "rerun judge.py --calibrate"),
+    ("audit", "audit", "rerun audit.py join on the labelled sheet and its key"),
+])
+def test_a_summary_of_another_format_is_refused_by_score_and_report_with_the_fix(tmp_path, capsys, which, kind, fix):
+    f = written_by_their_stages(tmp_path)
+    scores = str(tmp_path / "scores.json")
+    argv = ["--runs", *f["runs"], "--verdicts", f["verdicts"], "--baseline", "keyword", "--resamples", "20",
+            "--manifest", f["manifest"], "--json", scores]
+    extra = {"manifest": [], "calibration": ["--calibration", f["calibration"]], "audit": ["--audit", f["audit"]]}
+    assert run_cli(score.main, argv) == 0  # this format is read (the grader is the rules' in both)
+    report_argv = ["--scores", scores, "--manifest", f["manifest"], "--runs", *f["runs"], "--verdicts", f["verdicts"],
+                   "--out", str(tmp_path / "report.md"), *extra[which]]
+    assert run_cli(report.main, report_argv) == 0
+    summary = json.load(open(f[which]))
+    with open(f[which], "w", encoding="utf-8") as fh:
+        json.dump({**summary, "format": f"{kind}/0"}, fh)
+    capsys.readouterr()
+    message = f"{f[which]}: a {kind} record of format '{kind}/0'; this code reads format '{kind}/1' only: {fix}"
+    assert run_cli(score.main, argv + extra[which]) == 2
+    assert message in capsys.readouterr().err
+    assert run_cli(report.main, report_argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_audit_key_line_of_another_format_is_refused_naming_path_line(tmp_path, capsys):
+    import audit
+    f = written_by_their_stages(tmp_path)
+    keys = read_records(f["key"])
+    keys[1] = {k: v for k, v in keys[1].items() if k != "format"}
+    with open(f["key"], "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(k) + "\n" for k in keys)
+    capsys.readouterr()
+    assert run_cli(audit.main, ["join", f["sheet"], f["key"], "--out", f["audit"]]) == 2
+    assert (f"{f['key']}:2: no field 'format' (every audit_key record of format {AUDIT_KEY_FORMAT!r} has one): draw "
+            f"a new sample with audit.py sample and label its sheet") in capsys.readouterr().err

@@ -1,7 +1,7 @@
-"""The rule layer on labelled answers (tests/data/rule_labels.jsonl, written by hand for the
-cases of the issues "One comparison you can trust" and "Verdicts that hold out of sample" and
-their relatives; part of the tuning set): rules never call a known-wrong answer correct, with
-or without an LLM judge. Run with -s to see the counts."""
+"""The rule layer on labelled answers (tests/data/rule_labels.jsonl, written by hand: answers a
+rule could wrongly decide, such as a near-miss value, a hedge or a decline, and their relatives;
+part of the tuning set): rules never call a known-wrong answer correct, with or without an LLM
+judge. Run with -s to see the counts."""
 from __future__ import annotations
 
 import os

@@ -1,9 +1,8 @@
-"""The held-out labelled set (data/heldout.jsonl; issue "Verdicts that hold out of sample"):
-written by someone who never read grading.py, committed as data (no generator writes it), and
-measured once after the rules were frozen. The rules' error counts on it are held at or below
-what was recorded then, so that a change to grading.py which lowers the tuning set's errors
-and raises the held-out set's fails here: that change was fitted to the tuning set. Run with -s
-to see both sets' counts."""
+"""The held-out labelled set (data/heldout.jsonl): written by someone who never read grading.py,
+committed as data (no generator writes it), and measured once after the rules were frozen. The
+rules' error counts on it are held at or below what was recorded then, so that a change to
+grading.py which lowers the tuning set's errors and raises the held-out set's fails here: that
+change was fitted to the tuning set. Run with -s to see both sets' counts."""
 from __future__ import annotations
 
 import os

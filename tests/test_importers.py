@@ -507,7 +507,7 @@ DIALOGS = os.path.join(FIXTURES, "dialogs", "dialogs.jsonl")
 QUESTIONS = os.path.join(FIXTURES, "dialogs", "questions.jsonl")
 
 
-# Seed 001's questions.jsonl has no evidence field; the tests add the optional one.
+# The two-file layout's questions.jsonl has no evidence field; the tests add the optional one.
 DIALOGS_EVIDENCE = {"c01-q1": [[2, 1]], "c01-q2": [[2, 1]], "c01-q3": [[10, 1]], "c02-q1": [[1, 1]],
                     "c02-q3": [[1, 1]]}
 

@@ -157,8 +157,8 @@ def test_verdict_normalization_writes_dates_numbers_and_unicode_one_way():
 
 
 def test_verdict_normalization_keeps_what_changes_the_meaning():
-    # Issue "Verdicts that hold out of sample": each pair was one string under the old
-    # normalization, so `exact` accepted the one for the other.
+    # Each pair differs in meaning by a symbol a careless normalization drops, so `exact` would
+    # accept the one for the other.
     for a, b in [("€400", "$400"), ("C++", "C#"), ("A-", "A+"), ("A-", "A"), ("100 Mb/s", "100 MB/s"),
                  ("IT", "It"), ("-5", "+5"), ("30°C", "30°F"), ("Kafka 3.7", "Kafka 3.7?"), ("5′", "5″"),
                  ("June 22", "June 22, 2026"), ("2026", "2025"), ("US", "us")]:
@@ -199,8 +199,8 @@ def test_rubrics_follow_the_source_benchmark():
     assert deterministic(pref, with_judge=False) is None and deterministic(pref, with_judge=True) is None
 
 
-# Issue "One comparison you can trust", "Rules decide only what is beyond doubt": each of these
-# was decided wrongly by the rules before, with or without a judge.
+# Rules decide only what is beyond doubt: each of these is an answer a looser rule decides
+# wrongly, with or without a judge.
 
 @pytest.mark.parametrize("with_judge", [False, True])
 def test_abstention_followed_by_a_guess_is_not_correct(with_judge):
@@ -325,8 +325,8 @@ def test_rule_set_hash_covers_every_function_and_table_deterministic_uses():
     assert "is_answerable" in grading.RULE_FUNCTIONS and "UNANSWERABLE_TYPES" in grading.RULE_TABLES
 
 
-# Issue "Verdicts that hold out of sample": what the rules accepted that was wrong, and what a
-# strict lower bound must still accept.
+# Answers a looser rule accepts that are wrong, and what a strict lower bound must still
+# accept.
 
 KAFKA = "Which Kafka version does the ingestion cluster run?"
 

@@ -1,6 +1,6 @@
-"""judge.py's verdict record under the rules of issue "Verdicts that hold out of sample": the
-judge's optional one-sentence reason is kept (`judge_reason`, null when it gave none or no
-judge decided), and verdicts made by the rules before them are refused, with the fix."""
+"""judge.py's verdict record under the current rules: the judge's optional one-sentence reason is
+kept (`judge_reason`, null when it gave none or no judge decided), and verdicts made by other
+rules are refused, with the fix."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import score
 from interface import run_cli
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
-# The rule set's hash before this issue's rules: verdicts that carry it were made by them.
+# The hash of a rule set this code no longer has: verdicts that carry it were made by other rules.
 RULES_BEFORE = "d8f576e0aeb21b13637b7c9e364043c050a649a7eaef25a5be307691ce889099"
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import metrics
 import score
-from interface import run_cli
+from interface import CALIBRATION_FORMAT, run_cli
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
 
@@ -300,6 +300,27 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
                                                           "formula": metrics.MDD_FORMULA, "note": metrics.NO_SPREAD}
 
 
+def test_a_withheld_interval_has_no_minimum_detectable_difference(tmp_path, capsys):
+    # Two clusters hold the answerable questions and ten more hold only abstention questions: a
+    # resample draws no answerable question with probability (10/12)^12 = 0.11, above the 5%
+    # interval() allows, so the interval is withheld, and with it the standard error and the
+    # minimum detectable difference that would be scaled from it.
+    def system(name, right):
+        return ([rec(name, f"q{i}", f"c{i}", "yes" if i in right else "no") for i in range(2)] +
+                [rec(name, f"u{i}", f"d{i}", "no", type="abstention") for i in range(10)])
+    s, _ = scored(tmp_path, {"A": system("A", {0, 1}), "B": system("B", {1})}, "B")
+    d = s["differences"][0]
+    assert (d["difference"], d["clusters"]) == (0.5, 2)
+    assert (d["ci_low"], d["ci_high"], d["standard_error"], d["minimum_detectable_difference"]) == (None,) * 4
+    assert d["separated"] is None and metrics.reading(d) == "no interval (too few resamples define it)"
+    assert s["minimum_detectable_difference"]["1200"]["value"] is None
+    assert s["minimum_detectable_difference"]["1200"]["note"] == metrics.WITHHELD
+    assert "minimum detectable difference at budget 1200: n/a (more than 5%" in capsys.readouterr().out
+    # The one summary serves retrieval too: no interval, no standard error, no MDD, and why.
+    summary = metrics.paired_summary(0.5, np.array([np.nan] * 90 + [0.5] * 10), clusters=2)
+    assert summary == {"difference": 0.5, "ci_low": None, "ci_high": None, "standard_error": None}
+
+
 def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detectable_difference_is_not(
         tmp_path, capsys):
     # A deterministic endpoint at temperature 0: repeat 1 is graded as repeat 0 on every question,
@@ -329,12 +350,17 @@ def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
     assert rep["per_repeat"] == [0.5, 0.75] and rep["mean"] == 0.625 and rep["min"] == 0.5
     assert by["A"]["noise_floor"]["difference"] == 0.25  # repeat 1 minus repeat 0
     assert by["A"]["accuracy"] == 0.625                     # the row is over all repeats
-    # B has one repeat. A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a
-    # resample's mean is 1 with p (2/4)^4 = 1/16 > 2.5%, so the interval's upper end is 1 and the
-    # noise floor (its larger end in absolute value) is 1: A - B = 0.625 - 0.25 is within it.
-    d = s["differences"][0]
+    # A's repeat 1 minus repeat 0 is 0, -1, +1, +1 on its four clusters: a resample's mean is 1
+    # with p (2/4)^4 = 1/16 > 2.5%, so that interval's upper end is 1: one repeat's drift.
     assert by["A"]["noise_floor"]["ci_high"] == 1.0
-    assert (d["difference"], d["noise_floor"], d["within_noise_floor"]) == (0.375, 1.0, True)
+    # The difference is between means over repeats, so its noise floor is the means' own: A's
+    # repeats spread by sd 0.25 / sqrt(2), a standard error of sd / sqrt(2) = 0.125 for the mean
+    # of two; B has one repeat (unmeasured, adds nothing); 1.96 x 0.125 = 0.245, and A - B =
+    # 0.625 - 0.25 is outside it.
+    d = s["differences"][0]
+    assert metrics.repeat_standard_error(by["A"]) == pytest.approx(0.125)
+    assert d["noise_floor"] == pytest.approx(metrics.Z95 * 0.125) and d["difference"] == 0.375
+    assert d["within_noise_floor"] is False
 
 
 def test_a_system_that_differs_between_repeats_has_one_figure_over_them(tmp_path):
@@ -348,11 +374,12 @@ def test_a_system_that_differs_between_repeats_has_one_figure_over_them(tmp_path
     assert by["none"]["gap_closed"] is None and by["none"]["correct"] == 3 and by["none"]["records"] == 16
 
 
-def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
+def test_the_noise_floor_is_a_note_beside_the_interval_on_the_means_own_spread(tmp_path):
     # Four clusters of four questions. The baseline B gets one per cluster right in repeat 0 and two
-    # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster, so every resample gives
-    # +0.25 and the noise floor is exactly 0.25; over both repeats B is 0.375. C is 0.375 above B
-    # (outside), D 0.125 (within: not larger).
+    # in repeat 1: repeat 1 minus repeat 0 is +0.25 in every cluster (its row's noise floor, one
+    # repeat's drift, is exactly 0.25); over both repeats B is 0.375. The differences are to B's
+    # mean of two repeats, whose run-to-run standard error is sd(0.25, 0.5) / sqrt(2) = 0.125:
+    # the noise floor is 1.96 x 0.125 = 0.245. C is 0.375 above B (outside), D 0.125 (within).
     def system(name, right_per_cluster, repeat=0):
         return [{**rec(name, f"q{c}{i}", f"c{c}", "yes" if i < right_per_cluster else "no"), "repeat": repeat}
                 for c in range(4) for i in range(4)]
@@ -361,10 +388,15 @@ def test_a_difference_larger_than_the_noise_floor_is_not_marked(tmp_path):
     assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "standard_error": 0.0,
                                       "questions": 16, "clusters": 4}
     diffs = {d["system"]: d for d in s["differences"]}
-    assert (diffs["C"]["difference"], diffs["C"]["noise_floor"], diffs["C"]["within_noise_floor"]) == (0.375, 0.25, False)
-    assert (diffs["D"]["difference"], diffs["D"]["noise_floor"], diffs["D"]["within_noise_floor"]) == (0.125, 0.25, True)
+    floor = metrics.Z95 * 0.125
+    assert (diffs["C"]["difference"], diffs["C"]["within_noise_floor"]) == (0.375, False)
+    assert (diffs["D"]["difference"], diffs["D"]["within_noise_floor"]) == (0.125, True)
+    assert diffs["C"]["noise_floor"] == diffs["D"]["noise_floor"] == pytest.approx(floor)
     assert diffs["C"]["separated"] is True and metrics.reading(diffs["C"]) == "better"
-    assert metrics.reading(diffs["D"]) == "within the noise floor"
+    # D is +0.125 in every cluster, so its interval separates it from B: "better" stands, and the
+    # noise floor is a note beside it, never in its place.
+    assert diffs["D"]["separated"] is True
+    assert metrics.reading(diffs["D"]) == "better; within the noise floor"
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
@@ -592,7 +624,8 @@ def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tu
                             "false_rejects": fr, "false_accept_rate": fa / wrong, "false_reject_rate": fr / right,
                             "false_accept_ci95": metrics.wilson_interval(fa, wrong),
                             "false_reject_ci95": metrics.wilson_interval(fr, right)}}
-    cal = {"grader": RULES_ONLY, "grading": "rules only", **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
+    cal = {"format": CALIBRATION_FORMAT, "grader": RULES_ONLY, "grading": "rules only",
+           **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
            "heldout": labelled("data/heldout.jsonl", 216, 186, 0, 94, 0.45)}
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(cal))

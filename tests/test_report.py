@@ -7,15 +7,16 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
 import check
 import report
 import score
-from interface import run_cli, sha256_file
+from interface import AUDIT_KEY_FORMAT, MANIFEST_FORMAT, run_cli, sha256_file
 from metrics import calibration_text
-from records import run_record, write_comparison
+from records import read_records, run_record, write_comparison, write_jsonl
 from report_pipeline import make_report, pipeline
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
@@ -222,8 +223,8 @@ def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = 
     runs, verdicts, _ = write_comparison(tmp_path, systems, by="no_match")
     dataset = str(tmp_path / "cases.jsonl")
     first = next(iter(systems.values()))[0]
-    manifest = {"run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40, "git_dirty": False,
-                "dataset": dataset, "dataset_sha256": sha256_file(dataset),
+    manifest = {"format": MANIFEST_FORMAT, "run_id": "r", "created_utc": "2026-06-01T00:00:00Z", "git_commit": "c" * 40,
+                "git_dirty": False, "dataset": dataset, "dataset_sha256": sha256_file(dataset),
                 "dataset_counts": {"cases": len({r["case_id"] for recs in systems.values() for r in recs}),
                                    "sessions": 1, "turns": 0,
                                    "questions": len({r["qid"] for recs in systems.values() for r in recs}),
@@ -247,6 +248,38 @@ def recs(backend: str, **fields) -> list[dict]:
     """Four questions over two cases, answered yes, no, yes, no; evidence t1, retrieved t1 t2."""
     return [{**run_record(backend, f"q{i}", f"c{i // 2}", "yes" if i % 2 == 0 else "no", ["t1"], ["t1", "t2"]),
              **fields} for i in range(4)]
+
+
+def test_a_failed_judge_call_is_the_same_wrong_answer_in_the_tables_and_the_explorer(tmp_path):
+    # keyword's q0 (answered "yes", which the rules grade correct) goes to the judge, whose call
+    # fails: no verdict, a judge_error. The tables count it wrong with cause error; the explorer
+    # shows the row as metrics.py computed it, so the error count's link (system keyword, "A
+    # wrong", cause error) lists it.
+    _, _, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
+    verdicts = read_records(paths["verdicts"])
+    failed = next(v for v in verdicts if v["backend"] == "keyword" and v["qid"] == "q0")
+    failed.update(verdict=None, by="llm", judge_error="timeout")
+    write_jsonl(Path(paths["verdicts"]), verdicts)
+    assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
+                                "--json", paths["scores"], "--manifest", paths["manifest"], "--resamples", "50"]) == 0
+    assert make_report(paths) == 0
+    keyword = next(s for s in json.load(open(paths["scores"], encoding="utf-8"))["systems"] if s["label"] == "keyword")
+    assert keyword["failure_causes"]["error"] == 1 and keyword["correct"] == 1
+    rows = table_after(open(paths["md"], encoding="utf-8").read(), "Where the wrong answers came from")
+    row = next(r for r in rows if "keyword" in r[0])
+    assert row[rows[0].index("error")] == "[1](report.html#questions?a=keyword&v=a_wrong&cause=error)"
+    data = blob(open(paths["md"][:-2] + "html", encoding="utf-8").read())
+    at = [s["label"] for s in data["systems"]].index("keyword")
+    entries = {q["qid"]: q["r"][at][0] for q in data["questions"]}
+    assert (entries["q0"]["v"], entries["q0"]["ok"], entries["q0"]["c"]) == ("error", False, "error")
+    # Every answer the tables count wrong is wrong in the explorer, and only those.
+    wrong = {x["qid"] for x in json.load(open(paths["scores"], encoding="utf-8"))["questions"]
+             if x["system"] == "keyword" and x["correct"] is False}
+    assert {qid for qid, e in entries.items() if e["ok"] is False} == wrong and len(wrong) == 3
+    assert {e["v"] for e in entries.values()} == {"error", "correct", "incorrect"}
+    # The page's script holds no judgement of its own: it reads v and ok.
+    script = open(os.path.join(os.path.dirname(report.__file__), "report.js"), encoding="utf-8").read()
+    assert "a.ok" in script and not re.search(r"verdictOf|function (good|bad)\b|\.ev\[2\] ===", script)
 
 
 def deviation_lines(md: str) -> list[str]:
@@ -324,9 +357,9 @@ def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
     """The sample audit.json with a key that sampled these verdicts (one of them changed by
     `change`), as audit.py sample and join would write them; its path."""
     verdicts = [json.loads(line) for line in open(paths["verdicts"], encoding="utf-8")]
-    keys = [{"audit_id": f"t-{i:03d}", **{k: v[k] for k in ("backend", "repeat", "context_token_budget", "case_id", "qid",
-                                                            "type", "verdict", "by", "inputs_sha256", "rules_sha256",
-                                                            "judge_model", "judge_prompt_sha256")}}
+    fields = ("backend", "repeat", "context_token_budget", "case_id", "qid", "type", "verdict", "by", "inputs_sha256",
+              "rules_sha256", "judge_model", "judge_prompt_sha256")
+    keys = [{"format": AUDIT_KEY_FORMAT, "audit_id": f"t-{i:03d}", **{k: v[k] for k in fields}}
             for i, v in enumerate(verdicts)]
     keys[0].update(change or {})
     key = tmp_path / "audit-key.jsonl"

@@ -321,3 +321,35 @@ def test_the_judges_reason_is_shown_next_to_decided_by_llm(browser, report, tmp_
     page = open_page(browser, url_of(paths, "#c002q1"))
     answer = page.locator("#qtable tr.detail .answer", has_text="keyword (baseline)")
     assert "decided by llm — the judge: It names the owner the history gives." in answer.inner_text()
+
+
+def test_a_failed_judge_call_is_listed_under_its_error_count(browser, report, tmp_path):
+    # The tables count an answer whose judge call failed wrong, with cause error; the explorer
+    # shows what they computed, so the error count's link lists it, marked error.
+    import json
+    import shutil
+    import score
+    from interface import run_cli
+    from records import read_records, write_jsonl
+    from report_pipeline import make_report
+    copy = tmp_path / "copy"
+    shutil.copytree(report["results"], copy)
+    paths = {**report, "verdicts": str(copy / "verdicts.jsonl"), "scores": str(copy / "scores.json"),
+             "md": str(copy / "report.md"), "html": str(copy / "report.html")}
+    verdicts = read_records(paths["verdicts"])
+    target = next(v for v in verdicts if v["backend"] == "keyword" and v["qid"] == "c002q1")
+    target.update(verdict=None, by="llm", judge_error="timeout")
+    write_jsonl(copy / "verdicts.jsonl", verdicts)
+    assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
+                                "--json", paths["scores"], "--manifest", paths["manifest"], "--resamples", "50"]) == 0
+    assert make_report(paths) == 0
+    keyword = next(s for s in json.load(open(paths["scores"]))["systems"] if s["label"] == "keyword")
+    errors = keyword["failure_causes"]["error"]
+    assert errors >= 1
+    page = open_page(browser, url_of(paths))
+    page.locator("#failures ~ div.scroll table tr.baseline a[href*='cause=error']").click()
+    expect(page.locator("#count")).to_have_text(f"{errors} of 7 questions")
+    assert "c002q1" in visible_qids(page)
+    cell = page.locator("#qtable tbody tr.q", has_text="c002q1").locator("td").nth(4 + page.eval_on_selector_all(
+        "#qtable thead th", "ths => ths.slice(4).map(t => t.textContent)").index("A: keyword"))
+    assert "! error" in cell.inner_text()

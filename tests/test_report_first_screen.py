@@ -223,8 +223,8 @@ def test_judge_reason_is_read_from_the_verdicts_not_the_scores():
     # scores.json's question rows carry no reason: the report reads the verdict itself
     rec = run_record("keyword", "q1", "c1", "yes", ["t1"], ["t1"])
     v = {**verdict_for(rec, "correct", by="llm"), "judge_reason": "Same value."}
-    row = {"verdict": "correct", "by": "llm", "cause": None, "judge_error": None, "rules_only_verdict": "incorrect",
-           "evidence_n": 1, "evidence_retrieved": 1, "evidence_in_context": 1}
+    row = {"verdict": "correct", "correct": True, "by": "llm", "cause": None, "judge_error": None,
+           "rules_only_verdict": "incorrect", "evidence_n": 1, "evidence_retrieved": 1, "evidence_in_context": 1}
     texts = report.Texts()
     entry = report.answer_entry(rec, row, v, texts)
     assert entry["why"] == "Same value." and entry["lines"] == [["t1", 1, 0]]
