@@ -14,6 +14,7 @@ Usage:
   python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword
   python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword \\
       --json results/$RUN/scores.json --manifest results/$RUN/manifest-$RUN.json
+  python score.py ... --csv results/$RUN/csv   # every table as CSV (systems, by_type, differences, ...)
   python report.py --scores results/$RUN/scores.json ...   # the report, from these numbers
   jq -c '.questions[] | select(.cause == "reader_miss")' results/$RUN/scores.json
 """
@@ -23,6 +24,7 @@ import argparse
 import sys
 from collections import defaultdict
 
+import csvexport
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
                        check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
                        sha256_file, write_json_atomic)
@@ -311,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="score every system on the questions all of them hold, instead of refusing runs that lack "
                          "some of the dataset's questions")
     ap.add_argument("--json", help="write the numbers as JSON here (report.py turns them into the report)")
+    ap.add_argument("--csv", metavar="DIR", help="write every table as a CSV file into DIR (systems.csv, by_type.csv, "
+                                                 "differences.csv, ...; csvexport.py)")
     ap.add_argument("--checks", help="results/$RUN/checks.json of these runs (check.py), shown with the scores")
     ap.add_argument("--calibration", help="results/$RUN/calibration.json of the grader that graded these runs "
                                           "(judge.py --calibrate)")
@@ -350,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     # cost the report.
     if a.json:
         write_json_atomic(a.json, scores)
+    if a.csv:
+        csvexport.write_tables(a.csv, scores)
     print(render_text(scores))
     return EXIT_OK
 
