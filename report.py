@@ -59,6 +59,7 @@ from typing import NamedTuple
 
 import yaml
 
+import runindex
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
@@ -1703,8 +1704,10 @@ def main(argv: list[str] | None = None) -> int:
     cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))
     data = explorer_data(scores, order, records, cases, verdicts, manifest)
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
+    index = runindex.update(paths["html"], runindex.report_entry(scores, manifest, paths["html"]))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
-          "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)
+          "; plots not drawn: pip install -r requirements-plots.txt")
+          + (f"; the index of the runs: {index}" if index else ""), file=sys.stderr)
     # 4. The answer on the terminal too: the first table, aligned, and its lines.
     print(render_terminal(blocks, paths["html"]))
     return EXIT_OK

@@ -321,3 +321,33 @@ def test_the_judges_reason_is_shown_next_to_decided_by_llm(browser, report, tmp_
     page = open_page(browser, url_of(paths, "#c002q1"))
     answer = page.locator("#qtable tr.detail .answer", has_text="keyword (baseline)")
     assert "decided by llm — the judge: It names the owner the history gives." in answer.inner_text()
+
+
+def test_the_index_lists_the_pipelines_runs_and_links_to_each_page(browser, report, tmp_path):
+    import json
+    import compare
+    from interface import run_cli
+    # keyword against hash across the files of the pipeline's run: a compare page beside its report
+    runs = [p for p in report["runs"] if p.endswith(("keyword.jsonl", "hash.jsonl"))]
+    out = report["results"] / "compare" / "keyword-hash" / "compare.md"
+    assert run_cli(compare.main, ["--runs", *runs, "--verdicts", report["verdicts"], report["verdicts"],
+                                  "--manifest", report["manifest"], "--resamples", "50", "--out", str(out)]) == 0
+    run_id = json.load(open(report["manifest"]))["run_id"]
+    index = report["results"] / "index.html"
+    page = browser.new_page()
+    page.on("console", lambda m: browser.messages.append(f"{m.type}: {m.text}"))
+    page.goto("file://" + str(index))
+    rows = page.locator("table.index tbody tr")
+    assert rows.count() == 2  # the report and the comparison: one contract, one group
+    assert page.locator("h2").count() == 1
+    report_row = page.locator("table.index tbody tr.report")
+    assert report_row.locator("td").first.inner_text() == run_id
+    assert "keyword: accuracy" in report_row.inner_text() and "hash: accuracy" in report_row.inner_text()
+    assert f"{run_id}/keyword: accuracy" in page.locator("table.index tbody tr.compare").inner_text()
+    report_row.locator("a").click()
+    page.wait_for_selector("#qtable tbody tr.q")  # the report itself
+    page.go_back()
+    page.locator("table.index tbody tr.compare a").click()
+    expect(page.locator("h1")).to_contain_text(f"{run_id}/keyword, {run_id}/hash")
+    keep_screenshot(page, tmp_path, "index")
+    assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
