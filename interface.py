@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import hashlib
 import json
 import os
@@ -1016,6 +1017,14 @@ SAMPLING_DEFAULTS = {"max_tokens_param": "max_tokens", "temperature": 0.0, "send
 MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 
 
+def did_you_mean(word: str, choices) -> str:
+    """"; did you mean 'X'?" for the closest of choices to a misspelt name, or "" when none is
+    close (difflib's ratio of at least 0.6, its default)."""
+    by_lower = {c.lower(): c for c in choices}  # BM25 is close to bm25
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
+
+
 def load_config(path: str) -> dict:
     """Read config.yaml, reject unknown keys and wrong types, fill defaults.
     Relative paths (dataset, cache_dir) are resolved against the config's folder."""
@@ -1032,7 +1041,8 @@ def load_config(path: str) -> dict:
         raise InputError(f"{path}: expected a mapping of keys at the top level")
     for key, value in raw.items():
         if key not in CONFIG_KEYS:
-            raise InputError(f"{path}: unknown key '{key}'; known keys: {', '.join(CONFIG_KEYS)}")
+            raise InputError(f"{path}: unknown key '{key}'{did_you_mean(key, CONFIG_KEYS)}; known keys: "
+                             f"{', '.join(CONFIG_KEYS)}")
         kinds, _ = CONFIG_KEYS[key]
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
             raise InputError(f"{path}: key '{key}' must be {_kind_name(kinds)}, got {type(value).__name__}")
@@ -1060,6 +1070,10 @@ def load_config(path: str) -> dict:
     for key in ("dataset", "cache_dir"):
         if not os.path.isabs(cfg[key]):
             cfg[key] = os.path.normpath(os.path.join(base, cfg[key]))
+    if not os.path.isfile(cfg["dataset"]):
+        raise InputError(f"{path}: key 'dataset' names {raw['dataset']!r}, which is not a file ({cfg['dataset']}"
+                         + ("; a relative path is read from the config's folder" if not os.path.isabs(raw["dataset"])
+                            else "") + "): set dataset: in the config to the dataset's path")
     cfg["config_path"] = os.path.abspath(path)
     return cfg
 
@@ -1142,11 +1156,11 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
     except ServiceDown as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
-    except Terminated:
-        print("terminated", file=sys.stderr)
+    except Terminated as e:  # a stage may say what it kept and how to resume
+        print(f"terminated: {e}" if str(e) else "terminated", file=sys.stderr)
         return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if catch:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -345,6 +346,14 @@ def sort_in_dataset_order(path: str, order: dict) -> None:
     write_atomic(path, "".join(line for _, _, line in rows))
 
 
+def stop_note(out: str, kept: int, total: int, argv: list[str] | None) -> str:
+    """What a stopped run kept and the command that resumes it: the one given, without --fresh,
+    which would discard what was kept."""
+    args = [x for x in (sys.argv[1:] if argv is None else argv) if x != "--fresh"]
+    return (f"{kept} of {total} records kept in {out}; the same command resumes from there: "
+            f"{shlex.join(['python', 'run.py', *args])}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one system; exit 3 when more questions failed than max_error_rate allows."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -430,32 +439,36 @@ def main(argv: list[str] | None = None) -> int:
                 else Progress(f"run {system.name}", len(keys) - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
         writer = Writer(fh, progress, count_records=not hold)
-        held = []  # with a model on this machine: the answer calls wait until every search is done
-        for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
-            progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
-            for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
-                                           pool.pending):
-                if prompt is None:
-                    writer.write(record)
-                elif hold:
-                    held.append((record, prompt))
-                else:
-                    ask(pool, client, cfg, record, prompt)
+        try:
+            held = []  # with a model on this machine: the answer calls wait until every search is done
+            for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
+                progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
+                for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
+                                               pool.pending):
+                    if prompt is None:
+                        writer.write(record)
+                    elif hold:
+                        held.append((record, prompt))
+                    else:
+                        ask(pool, client, cfg, record, prompt)
+                if hold:
+                    progress.update(n, errors=writer.errors, cached=writer.cached)
+                # Write what has finished while the next case ingests; a crash then loses only the
+                # calls in flight, whose questions have no record and are redone on resume.
+                for record, completion in pool.results(block=False):
+                    writer.write(finish(record, completion))
+            for record, prompt in held:
+                ask(pool, client, cfg, record, prompt)
             if hold:
-                progress.update(n, errors=writer.errors, cached=writer.cached)
-            # Write what has finished while the next case ingests; a crash then loses only the
-            # calls in flight, whose questions have no record and are redone on resume.
-            for record, completion in pool.results(block=False):
+                writer.count_records = True
+                progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
+            elif not a.retrieval_only:
+                progress.phase("answering")
+            for record, completion in pool.results(block=True):
                 writer.write(finish(record, completion))
-        for record, prompt in held:
-            ask(pool, client, cfg, record, prompt)
-        if hold:
-            writer.count_records = True
-            progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
-        elif not a.retrieval_only:
-            progress.phase("answering")
-        for record, completion in pool.results(block=True):
-            writer.write(finish(record, completion))
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
+            progress.close()
+            raise type(e)(stop_note(a.out, len(done) + writer.written - writer.errors, len(keys), argv)) from None
         progress.close()
     sort_in_dataset_order(a.out, order)
 
