@@ -691,6 +691,43 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
     return Dataset(found, sha256_file(found), cases)
 
 
+MANIFEST_BACKEND_FIELDS = ("name", "id", "version", "code_sha256")
+
+
+def check_manifest_describes(manifest: str, records: list[dict]) -> None:
+    """Refuse a manifest that does not describe these run records (InputError naming the
+    difference): a system it does not list, or one whose code (backend_code_sha256) or version
+    differs from what it recorded. A manifest may list more systems than the runs hold (the
+    model-free pass runs more)."""
+    m = read_json(manifest, "manifest of manifest.py", ("backends",))
+    for b in m["backends"]:
+        missing = [f for f in MANIFEST_BACKEND_FIELDS if f not in b]
+        if missing:
+            raise InputError(f"{manifest}: its backend entry {b.get('name')!r} has no field '{missing[0]}' "
+                             f"(written by an older manifest.py); write it again: python manifest.py CONFIG "
+                             f"--backends ...")
+    listed = {b["name"]: b for b in m["backends"]}
+    runs: dict = {}  # backend -> its first record
+    for r in records:
+        runs.setdefault(r["backend"], r)
+    problems = []
+    for name, r in runs.items():
+        if name not in listed:
+            problems.append(f"the runs hold {name!r} (--backend {r['backend_id']}), which it does not list (it lists "
+                            f"{', '.join(repr(n) for n in listed)})")
+        elif listed[name]["code_sha256"] != r["backend_code_sha256"]:
+            problems.append(f"{name!r} ran code {str(r['backend_code_sha256'])[:12]}, the manifest recorded "
+                            f"{str(listed[name]['code_sha256'])[:12]} (its code changed between the two)")
+        elif listed[name]["version"] != r["backend_version"]:
+            problems.append(f"{name!r} ran version {r['backend_version']!r}, the manifest recorded "
+                            f"{listed[name]['version']!r}")
+    if problems:
+        ids = " ".join(dict.fromkeys(r["backend_id"] for r in runs.values()))
+        raise InputError(f"{manifest}: does not describe these runs: " + "; ".join(problems)
+                         + f". Write the manifest for what ran, with the code that ran it: python manifest.py CONFIG "
+                           f"--backends {ids} (and rerun a system whose code changed, run.py --fresh)")
+
+
 # ---------------------------------------------------------------------------------------------
 # Run files (written by run.py, read by judge.py, check.py, score.py and report.py)
 # ---------------------------------------------------------------------------------------------

@@ -62,8 +62,9 @@ import yaml
 import runindex
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_json, read_jsonl,
-                       read_verdicts, record_key, run_cli, session_items, sha256_file, sha256_text, write_atomic)
+                       InputError, check_format, check_manifest_describes, dataset_from, iter_cases, load_comparison,
+                       read_json, read_jsonl, read_verdicts, record_key, run_cli, session_items, sha256_file,
+                       sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
                      separated_text, whole)
@@ -1159,8 +1160,9 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
     repeats = max(s["repeats"] for s in order)
     first = scores["contract"]
     items = [
-        segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
-             Code(str(manifest["git_commit"])[:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""),
+        segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, ",
+             *(("not from a git checkout",) if manifest["git_commit"] is None else
+               ("git ", Code(manifest["git_commit"][:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""))),
         segs(f"{counts['cases']} cases, {counts['sessions']:,} sessions, {counts['turns']:,} turns, "
              f"{counts['questions']} questions ({types}); scored: {scores['questions_scored']:,} question records per "
              f"system over {len(scores['budgets'])} budget(s), {repeats} repeat(s)"),
@@ -1184,7 +1186,9 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
 
 
 def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
-    """The commands that made these files, in the seed guide's run order."""
+    """The commands that made these files, in the seed guide's run order, built from what ran:
+    the systems of the run files (not the manifest's list), and judge.py --calibrate and
+    check.py with the inputs their files record, when the report shows them."""
     config = manifest["config"]
     files: dict = {}  # backend_id -> run file, in the order given
     for path in paths["runs"]:
@@ -1204,9 +1208,18 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     if first["limit"] is not None:
         extra += f" --limit {first['limit']}"
     run_files = " ".join(paths["runs"])
-    dirty = ", with uncommitted changes: the commit alone does not reproduce it" if manifest["git_dirty"] else ""
-    lines = [f"git checkout {manifest['git_commit']}   # config {config} sha256 {manifest['config_sha256'][:16]}{dirty}",
-             f"python manifest.py {config} --backends {' '.join(b['name'] for b in manifest['backends'])}"]
+    if manifest["git_commit"] is None:
+        lines = [f"# not made from a git checkout: no commit to check out; the manifest holds each code file's sha256 "
+                 f"(config {config} sha256 {manifest['config_sha256'][:16]})"]
+    else:
+        dirty = ", with uncommitted changes: the commit alone does not reproduce it" if manifest["git_dirty"] else ""
+        lines = [f"git checkout {manifest['git_commit']}   # config {config} sha256 "
+                 f"{manifest['config_sha256'][:16]}{dirty}"]
+    if not first["retrieval_only"]:
+        lines.append("# run.py asks the model: export LLM_BASE_URL (and LLM_API_KEY) first, or run each run.py line "
+                     "inside python serve.py -- COMMAND (the embedded model)")
+    lines.append(f"python manifest.py {config} --backends {' '.join(files)} --out-dir "
+                 f"{os.path.dirname(paths['manifest']) or '.'}")
     lines += [f"python run.py --config {config} --backend {b} --out {p}{extra}" for b, p in files.items()]
     score_flags = ""
     if scores["resamples"] != RESAMPLES:
@@ -1218,14 +1231,27 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     verdicts = f" --verdicts {paths['verdicts']}" if paths["verdicts"] else ""
     if paths["verdicts"]:
         lines.append(f"python judge.py --config {config} --runs {run_files} --out {paths['verdicts']}")
+    if paths["calibration"]:
+        cal = read_json(paths["calibration"], "calibration of judge.py --calibrate", ("calibration_set", "heldout"))
+        heldout = f" --heldout {cal['heldout']['calibration_set']}" if cal["heldout"] else ""
+        lines.append(f"python judge.py --config {config} --calibrate {cal['calibration_set']}{heldout} "
+                     f"--out {paths['calibration']}")
+    if paths["checks"]:
+        c = read_json(paths["checks"], "results of check.py", ("inputs",))["inputs"]
+        given = [f"--{k} {' '.join(c[k])}" for k in ("rerun", "lag") if c[k]]
+        given += [f"--{k} {c[k]}" for k in ("manifest", "config") if c[k]]
+        lines.append(f"python check.py --runs {' '.join(c['runs'])}" + "".join(f" --verdicts {v}" for v in c["verdicts"])
+                     + "".join(f" {g}" for g in given) + f" --out {paths['checks']} || [ $? -eq 1 ]   # 1: a check "
+                     f"FAILed, which the report shows")
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")
     optional = "".join(f" --{k} {paths[k]}" for k in ("checks", "calibration", "audit") if paths[k])
     lines.append(f"python report.py --scores {paths['scores']} --manifest {paths['manifest']} --runs {run_files}"
                  f"{verdicts}{optional} --out {paths['out']}")
     return [Heading(2, "How to reproduce", "reproduce"),
-            Para(segs("With the same dataset, config and code (the manifest holds their sha256), in this order; each "
-                      "step resumes, and answers come from the response cache when nothing changed:")),
+            Para(segs("With the same dataset, config and code (the manifest holds their sha256), in this order, from "
+                      "the folder report.py ran in; each step resumes, and answers come from the response cache when "
+                      "nothing changed:")),
             Pre("\n".join(lines))]
 
 
@@ -1676,6 +1702,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = read_json(a.manifest, "manifest of manifest.py", MANIFEST_FIELDS)
     dataset = dataset_from(None, a.manifest, a.dataset)
     records = load_comparison(a.runs, dataset, allow_partial=scores["coverage"]["partial"]).records
+    check_manifest_describes(a.manifest, records)
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
     checks = optional_json(a.checks, "results of check.py", ())

@@ -26,8 +26,8 @@ from collections import defaultdict
 
 import csvexport
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
-                       check_format, dataset_from, load_comparison, read_json, run_cli, served_model_counts,
-                       sha256_file, write_json_atomic)
+                       check_format, check_manifest_describes, dataset_from, load_comparison, read_json, run_cli,
+                       served_model_counts, sha256_file, write_json_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
                      interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, whole)
@@ -326,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     # 1. The comparison: the run files held against the dataset, and their verdicts.
     dataset = dataset_from(a.config, a.manifest)
     comparison = load_comparison(a.runs, dataset, a.allow_partial)
+    if a.manifest:
+        check_manifest_describes(a.manifest, comparison.records)
     pairs = pair_verdicts(comparison.records, a.verdicts)
     # 2. Every number, through metrics.py.
     scoring = Scoring(pairs, a.resamples, a.seed)
