@@ -1,7 +1,7 @@
 """Systems under test. Each backend is one module in this folder, named as the backend, with a
-`create(settings, config)` function that returns an object satisfying interface.MemoryBackend.
+`create(section, config)` function that returns an object satisfying interface.MemoryBackend.
 
-`settings` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
+`section` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
 `config` is what the harness passes every backend (HARNESS_KEYS: the pinned answer model and
 the client settings, for backends that call the model themselves), never the dataset or another
 section: a backend cannot read the golds. A module also has `settings(section) -> dict`, which
@@ -68,6 +68,9 @@ def check_section(name: str, config: dict) -> dict:
     """Validate backend `name`'s section of config.yaml without starting the system (each module's
     settings(): keys, types, values); returns the settings with defaults filled."""
     module, module_name, settings = _module(name, config)
+    if not callable(getattr(module, "settings", None)):  # the one function check-config needs
+        raise InputError(f"backends/{module_name}.py has no function settings(section) -> dict, which checks its "
+                         f"config section and fills defaults without starting anything (backends/README.md)")
     try:
         return module.settings(settings)
     except InputError as e:

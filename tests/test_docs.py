@@ -142,6 +142,16 @@ def test_the_recipe_comparing_two_run_ids_finds_todays_keyword_equal_to_the_read
     assert d["difference"] == d["ci_low"] == d["ci_high"] == 0
 
 
+def test_the_walk_through_puts_a_new_backend_into_reports_of_its_own_run_id(ran):
+    repo = ran["repo"]
+    scores = json.load(open(repo / "results" / "mine" / "scores.json"))
+    assert [s["label"] for s in scores["systems"]] == ["none", "oracle", "keyword", "recent"]
+    assert [d["system"] for d in scores["differences"]] == ["recent"]
+    rows = json.load(open(repo / "results" / "index.json"))["rows"]
+    assert {"mine"} < {run_id for r in rows for run_id in r["run_ids"]}  # beside the README's run id
+    assert (repo / "results" / "latest" / "report.html").exists()  # the README's report untouched
+
+
 def test_every_jq_block_has_its_output_checked():
     checked = ('IN("incorrect", "unparseable")', "full_context.jsonl | wc -l", "uniq -c", 'select(.cause == "reader_miss")',
                "first(inputs", "diff <(jq", "compare.json")
