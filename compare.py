@@ -34,7 +34,7 @@ from interface import (CONTRACT_FIELDS, EXIT_OK, ROOT, VERDICT_IDENTITY_FIELDS, 
                        contract_problems, coverage, dataset_from, read_run_files, record_key, run_cli, sha256_file,
                        write_atomic, write_json_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, estimate_text, interval_text, pair_verdicts, rate, reading,
-                     retrieval_differences, separated_text, whole)
+                     retrieval_differences, separated_text, type_difference_text, whole)
 
 COMPARE_FORMAT = "compare/1"
 # What may differ between the runs compared: the system (its name, version, code and settings,
@@ -190,10 +190,8 @@ def type_cell(d: dict, t: str, by_type: dict) -> str:
     type wrong it says so, as 0.00 [0.00, 0.00] alone reads as a tie between two runs that each
     got some right."""
     x = d["by_type"][t] if t in d["by_type"] else None
-    if x is None or x["difference"] is None:
-        return "n/a"
-    accuracies = {by_type[label][t]["accuracy"] for label in (d["system"], d["baseline"]) if t in by_type[label]}
-    return interval_text(x) + (" (both got every question wrong)" if accuracies == {0.0} else "")
+    return type_difference_text(x, [by_type[label][t]["accuracy"] for label in (d["system"], d["baseline"])
+                                    if t in by_type[label]])
 
 
 def lines(c: dict) -> list[str]:

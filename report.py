@@ -67,7 +67,7 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
-                     separated_text, whole)
+                     separated_text, type_difference_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -550,6 +550,14 @@ def glance_legend(scores: dict) -> str:
             "endpoint counted them.")
 
 
+# What the harness's own token count is, where a budget or a context size stands in its units:
+# the answer model's tokenizer counts the same text differently (its counts are the prompt tokens
+# the endpoint reports, under Cost and latency).
+TOKENIZER_NOTE = {"approx": (" (", Code("approx"), ": the harness's count, a token per 4 characters, the same for "
+                             "every system; the answer model's own tokenizer counts the same text differently, "
+                             "usually more: its counts are the prompt tokens under Cost and latency)")}
+
+
 def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_current: bool) -> list:
     """What was held constant, in plain words, and every deviation that is present."""
     first = scores["contract"]
@@ -564,7 +572,8 @@ def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_c
              " for every system."),
         segs("Context: one builder, lines cut by rank at ",
              f"{', '.join(f'{b:,}' for b in budgets)} tokens" if len(budgets) > 1 else f"{budgets[0]:,} tokens",
-             " counted by ", Code(first["tokenizer"]), ", never over."),
+             " counted by ", Code(first["tokenizer"]), ", never over", *TOKENIZER_NOTE.get(first["tokenizer"], ()),
+             "."),
         segs("Answer model ", Code(first["answer_model"]),
              *((" (served as ", Code(served[0]), ")") if len(served) == 1 else ()),
              f", temperature 0, seed {first['seed']}, at most {first['answer_max_tokens']} tokens; one prompt, "
@@ -684,7 +693,8 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
               f"recall_all@k, NDCG@k (LongMemEval's definitions) and R@k (LoCoMo's: the share of a question's "
               f"evidence) read the first k = {k} turns the hits name, in rank order; "
               "kw recall: a retrieved hit holds the question's keywords (needs no provenance); staleness: share of "
-              "context items superseded by a newer stored item; ctx tokens: mean context size; search p95 ms: "
+              "context items superseded by a newer stored item; ctx tokens: mean context size, in the harness's "
+              f"{scores['contract']['tokenizer']} units (the Contract says what they are); search p95 ms: "
               "measured from this machine, so for a service over the network it includes the round trips")
     contended = [s for s in order if s["search_contended_share"]]
     if contended:
@@ -865,7 +875,10 @@ def type_differences_section(scores: dict, order: list[dict]) -> list:
     # every budget holds the same questions), so each compared system has every type shown.
     types, apart = type_order(scores)
     types = [t for t in types if t in diffs[compared[0]["label"]]["by_type"]]
-    rows = [[segs(s["label"])] + [interval_text(diffs[s["label"]]["by_type"][t]) for t in types] for s in compared]
+    base = {s["label"]: s for s in order if is_baseline(s, scores)}
+    rows = [[segs(s["label"])] + [type_difference_text(diffs[s["label"]]["by_type"][t], [
+        x["by_type"][t]["accuracy"] for x in (s, base[diffs[s["label"]]["baseline"]]) if t in x["by_type"]])
+        for t in types] for s in compared]
     return [Heading(3, "Paired difference per question type", "paired-types"),
             Para(segs("The same paired difference to ", Code(scores["baseline"]), ", per question type (all of the "
                       "type's questions; the unanswerable types are the abstention difference), with its 95% "
@@ -1368,8 +1381,15 @@ def accuracy_plot(plt, scores: dict, order: list[dict]) -> bytes:
             at = [i for i, x in enumerate(order) if x["budget"] == s["budget"]]
             ax.hlines(s[key], at[0] - 0.45, at[-1] + 0.45, colors=BASELINE_COLOR, linestyles="--", linewidth=0.8)
     ax.set_xticks(range(len(order)), labels, rotation=30 if len(order) > 4 else 0, ha="right" if len(order) > 4 else "center")
-    ax.set_ylim(0, 1.08)
-    ax.set_ylabel("all evidence in context" if model_free else "accuracy (answerable)")
+    # Bars of 0.01-0.08 on a 0-1 axis are flat: below 0.5 the axis ends a quarter above the highest
+    # bar or interval, and says so in its label.
+    highest = max([v for v in values] + [s[key] + diffs[s["label"]]["ci_high"] - diffs[s["label"]]["difference"]
+                                          for s in order if s["label"] in diffs and s[key] is not None
+                                          and diffs[s["label"]]["ci_high"] is not None and not model_free])
+    top = 1.08 if highest > 0.5 else max(0.05, highest * 1.25)
+    ax.set_ylim(0, top)
+    ax.set_ylabel(("all evidence in context" if model_free else "accuracy (answerable)")
+                  + ("" if top == 1.08 else f", axis to {rate(top)}"))
     title = ("Evidence in context per system (retrieval only: accuracy not measured)" if model_free else
              "Accuracy; bars on systems: paired 95% interval vs the baseline (dashed)")
     ax.set_title(title, fontsize=10)
@@ -1631,6 +1651,23 @@ HTML_CSS = asset("report.css")
 HTML_JS = asset("report.js")
 
 
+# What the question explorer shows, said for the page it is on: a model-free report has no
+# answers, judges or prompts, only what each system retrieved and kept.
+EXPLORER_HELP = (
+    "Click a row for each system's answer, the layer that decided it (with the judge's reason), the prompt the model "
+    "read, and its context in the order sent: evidence turns highlighted, the token-budget cut marked. Pick systems A "
+    "and B to compare them: where A is right and B wrong, or the reverse; the failure cause and layer filters read A "
+    "(any system when no A is picked); filters read each system's first repeat, and the search box matches question "
+    "ids, questions, gold answers and answers. The address holds the view, to send to a colleague; a question's id "
+    "is its permalink.")
+EXPLORER_HELP_MODEL_FREE = (
+    "Click a row for what each system retrieved: the context it would have been given, in the order built, evidence "
+    "turns highlighted, the token-budget cut marked, and the evidence it did not retrieve. No model was asked, so "
+    "there are no answers or verdicts. Pick systems A and B to compare them: where A has every evidence turn in its "
+    "context and B not, or the reverse; the search box matches question ids, questions and gold answers. The "
+    "address holds the view, to send to a colleague; a question's id is its permalink.")
+
+
 def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
     """report.html: one file, no network (the Content-Security-Policy forbids any request),
     the summary as static HTML and the question explorer built by the inline script. The table
@@ -1649,12 +1686,7 @@ def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
         f'<nav class="toc">{toc} <a href="#questions">Every question</a></nav>\n',
         render_html_blocks(blocks[first:], images), "\n",
         '<h2 id="questions">Every question</h2>\n',
-        "<p>Click a row for each system's answer, the layer that decided it (with the judge's reason), the prompt "
-        "the model read, and its context in the order sent: evidence turns highlighted, the token-budget cut marked. "
-        "Pick systems A and B to compare them: where A is right and B wrong, or the reverse; the failure cause and "
-        "layer filters read A (any system when no A is picked); filters read each system's first repeat, and the "
-        "search box matches question ids, questions, gold answers and answers. The address holds the view, to send "
-        "to a colleague; a question's id is its permalink.</p>\n",
+        f"<p>{EXPLORER_HELP_MODEL_FREE if data['model_free'] else EXPLORER_HELP}</p>\n",
         '<div class="filters"><label>System A<select id="f-a"></select></label>'
         '<label>System B<select id="f-b"></select></label><label>Show<select id="f-v"></select></label>'
         '<label>Type<select id="f-type"></select></label><label>Failure cause<select id="f-cause"></select></label>'
