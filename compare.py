@@ -236,7 +236,7 @@ def render_html(c: dict) -> str:
         + '; the exact numbers: <a href="compare.json">compare.json</a>.</p>\n')
     return "".join([
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n",
         f"<title>memory-bench: across runs</title>\n<style>\n{css}</style>\n</head>\n<body>\n<main>\n",
         *body, "</main>\n</body>\n</html>\n"])

@@ -144,7 +144,7 @@ def render_html(rows: list[dict]) -> str:
         parts.append("</tbody></table></div>\n")
     return "".join([
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n",
         f"<title>memory-bench: the runs on disk</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n<body>\n<main>\n",
         *parts, "</main>\n</body>\n</html>\n"])

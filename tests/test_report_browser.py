@@ -351,3 +351,23 @@ def test_the_index_lists_the_pipelines_runs_and_links_to_each_page(browser, repo
     expect(page.locator("h1")).to_contain_text(f"{run_id}/keyword, {run_id}/hash")
     keep_screenshot(page, tmp_path, "index")
     assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
+
+
+def test_an_opened_question_sits_below_the_sticky_filters_and_types_do_not_break_inside_a_word(browser, report,
+                                                                                                tmp_path):
+    page = browser.new_page()
+    # A narrow window, where the filters wrap onto three lines and the table squeezes its columns.
+    page.set_viewport_size({"width": 760, "height": 700})
+    page.on("console", lambda m: browser.messages.append(f"{m.type}: {m.text}"))
+    page.goto(url_of(report, "#c001q1"))
+    page.wait_for_selector("#qtable tr.q.open")
+    bar = page.locator(".filters").bounding_box()
+    row = page.locator("#qtable tr.q.open").bounding_box()
+    assert bar["height"] > 120  # taller than a fixed margin would allow for
+    assert row["y"] >= bar["y"] + bar["height"]  # the filters, stuck to the top, hide none of it
+    # every type cell on one line: knowledge_update is not cut into "knowledg" and "e_update"
+    lines = page.eval_on_selector_all("#qtable td.qtype", """els => els.map(e => {
+        const r = document.createRange(); r.selectNodeContents(e); return r.getClientRects().length; })""")
+    assert lines and set(lines) == {1}
+    keep_screenshot(page, tmp_path, "opened-below-filters")
+    assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
