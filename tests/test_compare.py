@@ -129,3 +129,22 @@ def test_two_runs_with_one_name_and_a_missing_verdicts_file_are_refused_with_the
     assert code == 2 and "name them with --labels" in capsys.readouterr().err
     code = run_cli(compare.main, ["--runs", *runs, "--verdicts", verdicts[0], "--config", cfg])
     assert code == 2 and "one verdicts file per run file" in capsys.readouterr().err
+
+
+def test_model_free_runs_compare_their_retrieval_without_verdicts(tmp_path, config):
+    runs = []
+    for run_id, backend in (("A", "keyword"), ("B", "bm25")):
+        (tmp_path / run_id).mkdir()
+        cfg = write_config(tmp_path / run_id, run_id=run_id)
+        runs.append(str(tmp_path / "runs" / run_id / f"{backend}.jsonl"))
+        assert run_cli(run.main, ["--config", cfg, "--backend", backend, "--out", runs[-1], "--retrieval-only"]) == 0
+    out = tmp_path / "results" / "compare" / "free" / "compare.md"
+    assert run_cli(compare.main, ["--runs", *runs, "--config", config, "--resamples", "100", "--out", str(out)]) == 0
+    c = json.loads((out.parent / "compare.json").read_text(encoding="utf-8"))
+    assert c["differences"] == [] and c["contract"]["retrieval_only"] is True
+    assert {d["metric"] for d in c["retrieval_differences"]} == {"recall_any_at_k", "recall_all_in_context",
+                                                                 "recall_all_at_k", "ndcg_at_k"}
+    assert all(d["system"] == "B/bm25" and d["baseline"] == "A/keyword" for d in c["retrieval_differences"])
+    assert len(read_csv(out.parent / "compare-retrieval_differences.csv")) == 4
+    assert not (out.parent / "compare-differences.csv").exists()  # no answers, no table of them
+    assert "n/a (model-free)" in out.read_text(encoding="utf-8")
