@@ -151,7 +151,7 @@ def tables(c: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
     changed = differing(c["runs"]) or ["nothing but the file: the same system, code and settings"]
     out.append(("runs", "The runs", ["run", "file", *[f for f in SYSTEM_FIELDS if f in changed or f == "run_id"]],
                 [[r["label"] + (" (baseline)" if r["label"] == c["baseline"] else ""), r["file"],
-                  *[str(r[f]) for f in SYSTEM_FIELDS if f in changed or f == "run_id"]] for r in c["runs"]]))
+                  *[cell(f, r[f]) for f in SYSTEM_FIELDS if f in changed or f == "run_id"]] for r in c["runs"]]))
     answered = [s for s in c["systems"] if not s["retrieval_only"]]
     out.append(("numbers", "Each run", ["run", "budget", "n", "accuracy [95% CI]", "abstention", "recall_all ctx",
                                         "recall_any@k", "NDCG@k", "ctx tokens", "search p95 ms", "errors"],
@@ -183,6 +183,11 @@ def tables(c: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
                     [[d["system"], d["metric"], interval_text(d), separated_text(d), str(d["questions"]),
                       str(d["clusters"])] for d in c["retrieval_differences"]]))
     return out
+
+
+def cell(field: str, value) -> str:
+    """A system field for reading: a code hash by its first 12 digits (compare.json holds all)."""
+    return value[:12] if field == "backend_code_sha256" and value else str(value)
 
 
 def type_cell(d: dict, t: str, by_type: dict) -> str:
