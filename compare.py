@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     if not out.endswith(".md"):
         raise InputError(f"--out {out}: expected a .md path (compare.html, compare.json and the CSV go beside it)")
     folder = os.path.dirname(os.path.abspath(out))
-    compared = {"format": COMPARE_FORMAT, "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    compared = {"format": COMPARE_FORMAT, "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "baseline": baseline, "runs": runs, "contract": contract,
                 "fingerprint": runindex.contract_fingerprint(contract, numbers["budgets"]),
                 **numbers, "retrieval_differences": retrieval_differences(comparison.records, baseline, a.resamples,

@@ -97,7 +97,7 @@ def update(page: str, entry: dict) -> str | None:
     rows.append({**entry, "page": rel})
     rows.sort(key=lambda r: (r["fingerprint"], r["created_utc"], r["page"]))
     write_json_atomic(os.path.join(root, INDEX_JSON),
-                      {"format": INDEX_FORMAT, "updated_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      {"format": INDEX_FORMAT, "updated_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        "rows": rows})
     out = os.path.join(root, INDEX_HTML)
     write_atomic(out, render_html(rows))
