@@ -1199,7 +1199,7 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
 
 
 def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
-    """The commands that made these files, in the seed guide's run order, built from what ran:
+    """The commands that made these files, in the order the stages run, built from what ran:
     the systems of the run files (not the manifest's list), and judge.py --calibrate and
     check.py with the inputs their files record, when the report shows them."""
     config = manifest["config"]
