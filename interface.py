@@ -16,6 +16,7 @@ import json
 import os
 import re
 import select
+import shlex
 import signal
 import sys
 import threading
@@ -1148,6 +1149,14 @@ class Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
+
+
+def stop_note(script: str, out: str, kept: int, total: int, what: str, argv: list[str] | None) -> str:
+    """What a stopped stage kept and the command that resumes it: the one given (argv, or the
+    process's own arguments), without --fresh, which would discard what was kept."""
+    args = [x for x in (sys.argv[1:] if argv is None else argv) if x != "--fresh"]
+    return (f"{kept} of {total} {what} kept in {out}; the same command resumes from there: "
+            f"{shlex.join(['python', script, *args])}")
 
 
 def stdout_closed() -> bool:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shlex
 import statistics
 import sys
 import time
@@ -47,7 +46,7 @@ from context import answer_prompt, build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, ServiceDown, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks,
                        load_config, parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text,
-                       select_cases, write_atomic)
+                       select_cases, stop_note, write_atomic)
 from interface import RUN_FORMAT
 from llm import LLMClient, Workers, server_info
 
@@ -346,14 +345,6 @@ def sort_in_dataset_order(path: str, order: dict) -> None:
     write_atomic(path, "".join(line for _, _, line in rows))
 
 
-def stop_note(out: str, kept: int, total: int, argv: list[str] | None) -> str:
-    """What a stopped run kept and the command that resumes it: the one given, without --fresh,
-    which would discard what was kept."""
-    args = [x for x in (sys.argv[1:] if argv is None else argv) if x != "--fresh"]
-    return (f"{kept} of {total} records kept in {out}; the same command resumes from there: "
-            f"{shlex.join(['python', 'run.py', *args])}")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one system; exit 3 when more questions failed than max_error_rate allows."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -468,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
                 writer.write(finish(record, completion))
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
             progress.close()
-            raise type(e)(stop_note(a.out, len(done) + writer.written - writer.errors, len(keys), argv)) from None
+            raise type(e)(stop_note("run.py", a.out, len(done) + writer.written - writer.errors, len(keys), "records",
+                                    argv)) from None
         progress.close()
     sort_in_dataset_order(a.out, order)
 

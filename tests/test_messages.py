@@ -117,3 +117,31 @@ def test_a_dataset_that_is_not_there_names_the_config_key_it_came_from(tmp_path,
     assert f"{cfg}: key 'dataset' names 'data/no-such-dataset.jsonl', which is not a file" in err
     assert os.path.join(str(tmp_path), "data", "no-such-dataset.jsonl") in err
     assert "relative path is read from the config's folder" in err
+
+
+def test_ctrl_c_in_judge_says_how_many_verdicts_were_kept_and_the_command_that_resumes(tmp_path, fake_llm):
+    cfg = write_config(tmp_path, workers=1, request_timeout_s=60, judge_model="fake-judge")
+    runs, out = tmp_path / "keyword.jsonl", tmp_path / "verdicts.jsonl"
+    assert run_keyword(cfg, runs) == 0
+    before = fake_llm.requests
+    fake_llm.script = [{}] + [{"delay_s": 30}] * 6  # one judge answer, then a slow endpoint
+    argv = ["judge.py", "--config", cfg, "--runs", str(runs), "--out", str(out)]
+    p = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=default_signals)
+    try:
+        deadline = time.monotonic() + 60
+        while fake_llm.requests < before + 3 and time.monotonic() < deadline:  # preflight, one answer, a slow one
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=20) == 130
+    finally:
+        p.kill()
+        p.wait()
+    last = p.stderr.read().strip().splitlines()[-1]
+    kept = len(out.read_text(encoding="utf-8").splitlines())
+    assert 0 < kept < 6
+    assert last == (f"interrupted: {kept} of 6 verdicts kept in {out}; the same command resumes from there: "
+                    f"{shlex.join(['python', *argv])}")
+    fake_llm.script = []
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 6
