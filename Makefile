@@ -53,6 +53,14 @@ RELPATH = $(PY) -c "import os, sys; print(os.path.relpath(sys.argv[1], os.path.d
 LINK_LATEST = mkdir -p results runs && ln -sfn "$$($(RELPATH) $(RESULTS_DIR) results/latest)" results/latest && \
 	ln -sfn "$$($(RELPATH) $(RUNS_DIR) runs/latest)" runs/latest
 
+# Where make bench is (stages.py): a line before each step, "stage N of M", the time spent and an
+# estimate of the rest from the steps already timed. The plans are the kinds of the steps, in the
+# order the recipes below take them; a target typed alone (MAKELEVEL 0) begins a plan of its own.
+STAGES = $(PY) stages.py --state .cache/stages-$(RUN_ID).json
+RETRIEVAL_PLAN = manifest $(foreach s,$(MODEL_FREE_SYSTEMS),run-free) check score report
+ANSWERS_PLAN = manifest $(foreach s,$(SYSTEMS),run-answer) judge calibrate check score report
+TOP = $(filter 0,$(MAKELEVEL))
+
 # The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
 # package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
 # (bench/README.md). It is built once into a wheel kept outside the repository, so a second
@@ -139,9 +147,12 @@ setup: $(VENV)/.model-$(MODEL)
 # (a fresh machine compiles it once, 5.5 to 14 minutes) or served; then the answers. With
 # LLM_BASE_URL set, nothing is built or served: the answers come from that endpoint.
 bench: $(VENV)/.core $(VENV)/.plots
+	@$(STAGES) begin $(RETRIEVAL_PLAN) $(if $(LLM_BASE_URL),,setup) $(ANSWERS_PLAN)
 	@$(MAKE) --no-print-directory retrieval
-	@if [ -z "$$LLM_BASE_URL" ]; then $(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
+	@if [ -z "$$LLM_BASE_URL" ]; then $(STAGES) stage setup "the embedded model's set-up ($(MODEL))" && \
+		$(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
 	$(PY) serve.py --model $(MODEL) $(if $(THREADS),--threads $(THREADS)) -- $(MAKE) --no-print-directory answers
+	@$(STAGES) end
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
@@ -149,16 +160,23 @@ bench: $(VENV)/.core $(VENV)/.plots
 # in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
+	@$(if $(TOP),$(STAGES) begin $(RETRIEVAL_PLAN))
+	@$(STAGES) stage manifest "manifest.py (model-free)"
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
-	@for b in $(MODEL_FREE_SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl \
-		--retrieval-only || exit $$?; done
+	@for b in $(MODEL_FREE_SYSTEMS); do $(STAGES) stage run-free "run.py $$b --retrieval-only" && \
+		$(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl --retrieval-only \
+		|| exit $$?; done
+	@$(STAGES) stage check "check.py (model-free)"
 	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(RUN_CONFIG) \
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 4 ]
+	@$(STAGES) stage score "score.py (model-free)"
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
 	@$(LINK_LATEST)
+	@$(STAGES) stage report "report.py (model-free)"
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
 		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
+	@$(if $(TOP),$(STAGES) end)
 
 # The run order after the model-free pass (controls and systems, then one judge for all): the
 # manifest again (now naming the served model), the systems, the judge, the grader's
@@ -168,20 +186,29 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 # and the report, which prints its first table last. Each step resumes, and answers are cached,
 # so a rerun recomputes only what changed.
 answers: $(RUN_CONFIG)
+	@$(if $(TOP),$(STAGES) begin $(ANSWERS_PLAN))
+	@$(STAGES) stage manifest "manifest.py"
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
-	@for b in $(SYSTEMS); do $(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
+	@for b in $(SYSTEMS); do $(STAGES) stage run-answer "run.py $$b" && \
+		$(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
+	@$(STAGES) stage judge "judge.py"
 	$(PY) judge.py --config $(RUN_CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
+	@$(STAGES) stage calibrate "judge.py --calibrate"
 	$(PY) judge.py --config $(RUN_CONFIG) --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
 		--out $(RESULTS_DIR)/calibration.json
+	@$(STAGES) stage check "check.py"
 	$(PY) check.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --manifest $(MANIFEST) \
 		--config $(RUN_CONFIG) --rerun $(RERUN_FILES) --out $(RESULTS_DIR)/checks.json || [ $$? -eq 4 ]
+	@$(STAGES) stage score "score.py"
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json
 	@$(LINK_LATEST)
+	@$(STAGES) stage report "report.py"
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
 		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json \
 		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md
+	@$(if $(TOP),$(STAGES) end)
 
 pipeline: retrieval answers
 

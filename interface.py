@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import hashlib
 import json
 import os
 import re
 import select
+import shlex
 import signal
 import sys
 import threading
@@ -742,6 +744,43 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
     return Dataset(found, sha256_file(found), cases)
 
 
+MANIFEST_BACKEND_FIELDS = ("name", "id", "version", "code_sha256")
+
+
+def check_manifest_describes(manifest: str, records: list[dict]) -> None:
+    """Refuse a manifest that does not describe these run records (InputError naming the
+    difference): a system it does not list, or one whose code (backend_code_sha256) or version
+    differs from what it recorded. A manifest may list more systems than the runs hold (the
+    model-free pass runs more)."""
+    m = read_json(manifest, "manifest of manifest.py", ("backends",))
+    for b in m["backends"]:
+        missing = [f for f in MANIFEST_BACKEND_FIELDS if f not in b]
+        if missing:
+            raise InputError(f"{manifest}: its backend entry {b.get('name')!r} has no field '{missing[0]}' "
+                             f"(written by an older manifest.py); write it again: python manifest.py CONFIG "
+                             f"--backends ...")
+    listed = {b["name"]: b for b in m["backends"]}
+    runs: dict = {}  # backend -> its first record
+    for r in records:
+        runs.setdefault(r["backend"], r)
+    problems = []
+    for name, r in runs.items():
+        if name not in listed:
+            problems.append(f"the runs hold {name!r} (--backend {r['backend_id']}), which it does not list (it lists "
+                            f"{', '.join(repr(n) for n in listed)})")
+        elif listed[name]["code_sha256"] != r["backend_code_sha256"]:
+            problems.append(f"{name!r} ran code {str(r['backend_code_sha256'])[:12]}, the manifest recorded "
+                            f"{str(listed[name]['code_sha256'])[:12]} (its code changed between the two)")
+        elif listed[name]["version"] != r["backend_version"]:
+            problems.append(f"{name!r} ran version {r['backend_version']!r}, the manifest recorded "
+                            f"{listed[name]['version']!r}")
+    if problems:
+        ids = " ".join(dict.fromkeys(r["backend_id"] for r in runs.values()))
+        raise InputError(f"{manifest}: does not describe these runs: " + "; ".join(problems)
+                         + f". Write the manifest for what ran, with the code that ran it: python manifest.py CONFIG "
+                           f"--backends {ids} (and rerun a system whose code changed, run.py --fresh)")
+
+
 # ---------------------------------------------------------------------------------------------
 # Run files (written by run.py, read by judge.py, check.py, score.py and report.py)
 # ---------------------------------------------------------------------------------------------
@@ -1069,6 +1108,14 @@ SAMPLING_DEFAULTS = {"max_tokens_param": "max_tokens", "temperature": 0.0, "send
 MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 
 
+def did_you_mean(word: str, choices) -> str:
+    """"; did you mean 'X'?" for the closest of choices to a misspelt name, or "" when none is
+    close (difflib's ratio of at least 0.6, its default)."""
+    by_lower = {c.lower(): c for c in choices}  # BM25 is close to bm25
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
+
+
 def load_config(path: str) -> dict:
     """Read config.yaml, reject unknown keys and wrong types, fill defaults.
     Relative paths (dataset, cache_dir) are resolved against the config's folder."""
@@ -1085,7 +1132,8 @@ def load_config(path: str) -> dict:
         raise InputError(f"{path}: expected a mapping of keys at the top level")
     for key, value in raw.items():
         if key not in CONFIG_KEYS:
-            raise InputError(f"{path}: unknown key '{key}'; known keys: {', '.join(CONFIG_KEYS)}")
+            raise InputError(f"{path}: unknown key '{key}'{did_you_mean(key, CONFIG_KEYS)}; known keys: "
+                             f"{', '.join(CONFIG_KEYS)}")
         kinds, _ = CONFIG_KEYS[key]
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
             raise InputError(f"{path}: key '{key}' must be {_kind_name(kinds)}, got {type(value).__name__}")
@@ -1113,6 +1161,10 @@ def load_config(path: str) -> dict:
     for key in ("dataset", "cache_dir"):
         if not os.path.isabs(cfg[key]):
             cfg[key] = os.path.normpath(os.path.join(base, cfg[key]))
+    if not os.path.isfile(cfg["dataset"]):
+        raise InputError(f"{path}: key 'dataset' names {raw['dataset']!r}, which is not a file ({cfg['dataset']}"
+                         + ("; a relative path is read from the config's folder" if not os.path.isabs(raw["dataset"])
+                            else "") + "): set dataset: in the config to the dataset's path")
     cfg["config_path"] = os.path.abspath(path)
     return cfg
 
@@ -1150,6 +1202,14 @@ class Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
+
+
+def stop_note(script: str, out: str, kept: int, total: int, what: str, argv: list[str] | None) -> str:
+    """What a stopped stage kept and the command that resumes it: the one given (argv, or the
+    process's own arguments), without --fresh, which would discard what was kept."""
+    args = [x for x in (sys.argv[1:] if argv is None else argv) if x != "--fresh"]
+    return (f"{kept} of {total} {what} kept in {out}; the same command resumes from there: "
+            f"{shlex.join(['python', script, *args])}")
 
 
 def stdout_closed() -> bool:
@@ -1195,11 +1255,11 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
     except ServiceDown as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
-    except Terminated:
-        print("terminated", file=sys.stderr)
+    except Terminated as e:  # a stage may say what it kept and how to resume
+        print(f"terminated: {e}" if str(e) else "terminated", file=sys.stderr)
         return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if catch:

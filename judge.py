@@ -54,8 +54,8 @@ from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, deci
                      load_calibration, parse_judge_reply, rubric_for, rubric_template)
 from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
                        InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
-                       record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, verdict_identity,
-                       write_atomic, write_json_atomic)
+                       record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, stop_note,
+                       verdict_identity, write_atomic, write_json_atomic)
 from interface import CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 from metrics import calibration_rates, error_rate_text, rate
@@ -367,19 +367,24 @@ def main(argv: list[str] | None = None) -> int:
     pool = Workers(max(1, workers))
     with open(a.out, "a", encoding="utf-8") as fh:
         out = VerdictWriter(fh, Progress("judge", len(todo), "verdicts"))
-        for rec, decided in todo:
-            v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
-            if rec["answer"] is None:
-                # The run failed for this question: no answer to grade. Counted as an error
-                # in score.py; rerunning run.py then judge.py grades the new answer.
-                out.write({**v, "by": "run_error"})
-            elif decided is not None:
-                out.write({**v, "verdict": decided[0], "by": decided[1]})
-            else:
-                pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
-        for v, result in pool.results(block=True):
-            out.write({**v, "by": "llm", **result})
-            out.llm += 1
+        try:
+            for rec, decided in todo:
+                v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
+                if rec["answer"] is None:
+                    # The run failed for this question: no answer to grade. Counted as an error
+                    # in score.py; rerunning run.py then judge.py grades the new answer.
+                    out.write({**v, "by": "run_error"})
+                elif decided is not None:
+                    out.write({**v, "verdict": decided[0], "by": decided[1]})
+                else:
+                    pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
+            for v, result in pool.results(block=True):
+                out.write({**v, "by": "llm", **result})
+                out.llm += 1
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
+            out.progress.close()
+            raise type(e)(stop_note("judge.py", a.out, len(records) - len(todo) + out.written - out.errors,
+                                    len(records), "verdicts", argv)) from None
         out.progress.close()
 
     print(f"wrote {a.out}: {out.written} new verdicts ({out.llm} by the LLM judge), "

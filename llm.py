@@ -55,6 +55,10 @@ MAX_BACKOFF_S = 60.0
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: the server is busy or failed, not the request (the openai SDK's set).
 RETRY_STATUSES = frozenset({408, 409, 429})
+# Statuses of a server that is not an OpenAI-compatible API at all (a web server or another
+# service on the port): the method or the path is not served there. Not retried: waiting does
+# not turn it into a model server, where a 5xx of a busy one may pass.
+NOT_AN_API_STATUSES = frozenset({405, 501})
 # Keys at least this long are hidden wherever they occur in an error message; shorter ones only
 # where they stand as a word of their own (_scrub).
 SHORT_KEY = 8
@@ -198,8 +202,12 @@ class Route:
         except ValueError:
             port = -1
         if u.scheme not in ("http", "https") or not u.hostname or port == -1:
-            raise InputError(f"LLM_BASE_URL {label!r} is not an http(s) URL of an OpenAI-compatible API "
-                             f"(for example http://127.0.0.1:8080/v1)")
+            # Echoed as typed (localhost:8000/v1 parses as scheme "localhost"), unless it holds
+            # a user:password, which the label leaves out.
+            typed = label if "@" in base_url else base_url
+            hint = f"; did you mean 'http://{base_url}'?" if "://" not in base_url else ""
+            raise InputError(f"LLM_BASE_URL {typed!r} is not an http(s) URL of an OpenAI-compatible API"
+                             f"{hint} (for example http://127.0.0.1:8080/v1)")
         self.https = u.scheme == "https"
         self.host, self.port = u.hostname, port or (443 if self.https else 80)
         self.timeout_s = timeout_s
@@ -386,6 +394,10 @@ class LLMClient:
         if error.startswith("bad_request"):
             return EndpointError(f"{where} refused the request with {model_key} {model!r} and {sampling_key} "
                                  f"{json.dumps(self.sampling)} ({detail}): {self._parameter_fix(detail, model)}")
+        if error.startswith("not_an_api"):
+            return EndpointError(f"{where} answered {detail} to a chat request: what listens there is not an "
+                                 f"OpenAI-compatible API (a busy model server answers 429 or 503, which are retried; "
+                                 f"this is not): set LLM_BASE_URL to the model server's API base, usually ending in /v1")
         if error.startswith("http_404"):
             return EndpointError(f"{where} answered 404 for model {model!r} ({detail}): set {model_key} in the "
                                  f"config to a model it serves, and check that LLM_BASE_URL is the API's base, "
@@ -520,6 +532,9 @@ class LLMClient:
         if status in (401, 403):
             raise AuthenticationError(f"authentication failed: the model endpoint {self.label} answered HTTP {status} "
                                       f"({self._scrub(_message(status, data))}); check LLM_API_KEY and LLM_BASE_URL")
+        if status in NOT_AN_API_STATUSES:
+            message = self._scrub(_message(status, data))
+            return None, None, f"not_an_api: HTTP {status}", f"HTTP {status}: {message}"
         if status in RETRY_STATUSES or status >= 500:
             reason = "rate_limit" if status == 429 else f"server_error: {status}"
             return None, self._backoff(headers, attempt), reason, f"HTTP {status}"

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-from backends import load_backend
+from backends import code_sha256, load_backend
 from context import make_counter
 from interface import (CONTROL_NAMES, EXIT_OK, MANIFEST_FORMAT, dataset_counts, load_config, load_dataset,
                        results_dir, run_cli, sha256_file, sha256_text, write_json_atomic)
@@ -61,10 +61,13 @@ def installed_packages_sha256() -> str:
 def backend_entry(name: str, cfg: dict) -> dict:
     """Name, version and disclosures of one system, read from the backend object itself."""
     if name in CONTROL_NAMES:
-        return {"name": name, "version": "control", "internal_model": None, "flush_note": None,
-                "time_aware": False}
+        return {"name": name, "id": name, "version": "control", "code_sha256": None, "internal_model": None,
+                "flush_note": None, "time_aware": False}
     b = load_backend(name, cfg)
-    return {"name": b.name, "version": b.version, "internal_model": getattr(b, "internal_model", None),
+    # id and code_sha256 as run.py records them (backend_id, backend_code_sha256): score.py and
+    # report.py refuse run files of systems, or of code, that this manifest does not describe.
+    return {"name": b.name, "id": name, "version": b.version, "code_sha256": code_sha256(name, cfg),
+            "internal_model": getattr(b, "internal_model", None),
             "flush_note": getattr(b, "flush_note", None),
             # as run.py decides it: the backend uses the date, and the config lets it
             "time_aware": bool(cfg["time_aware_search"] and getattr(b, "uses_time", False))}

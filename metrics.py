@@ -1105,6 +1105,16 @@ def interval_text(d: dict | None) -> str:
     return f"{rate(d['difference'], True)} [{rate(d['ci_low'], True)}, {rate(d['ci_high'], True)}]"
 
 
+def type_difference_text(d: dict | None, accuracies: list) -> str:
+    """A paired difference on one question type (interval_text); where both systems got every
+    question of the type wrong (accuracies: theirs on the type) it says so, as 0.00 [0.00, 0.00]
+    alone reads as a tie between two systems that each got some right."""
+    text = interval_text(d)
+    if d is not None and d["difference"] is not None and accuracies and all(a == 0 for a in accuracies):
+        text += " (both got every question wrong)"
+    return text
+
+
 def estimate_text(value: float | None, ci: list | None) -> str:
     """A system's figure with its 95% interval: 0.400 [0.250, 0.550]; without one, the figure."""
     if value is None:

@@ -284,7 +284,7 @@
       const link = el("a", null, q.qid);
       link.href = "#" + encodeURIComponent(q.qid);
       link.addEventListener("click", (e) => { e.stopPropagation(); if (location.hash === link.hash) show(q.qid); });
-      const tr = el("tr", "q" + (open.has(qi) ? " open" : ""), el("td", null, link), el("td", null, q.type),
+      const tr = el("tr", "q" + (open.has(qi) ? " open" : ""), el("td", null, link), el("td", "qtype", q.type),
         el("td", "qtext", q.q), el("td", "gold", q.gold));
       tr.dataset.qi = String(qi);
       for (const si of sys) tr.append(el("td", null, verdictCell(first(q, si), true)));
@@ -326,6 +326,8 @@
     render();
     const row = document.querySelector('tr.q[data-qi="' + qi + '"]');
     row.classList.add("target");
+    // Below the sticky filter bar, whose height depends on how its controls wrap at this width.
+    row.style.scrollMarginTop = (document.querySelector(".filters").offsetHeight + 8) + "px";
     row.scrollIntoView({ block: "start" });
     return true;
   }

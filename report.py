@@ -59,15 +59,16 @@ from typing import NamedTuple
 
 import yaml
 
+import runindex
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, dataset_from, iter_cases, load_comparison, read_audit_json,
-                       read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest, read_verdicts,
-                       record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file, sha256_text,
-                       write_atomic)
+                       InputError, check_format, check_manifest_describes, dataset_from, iter_cases, load_comparison,
+                       read_audit_json, read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest,
+                       read_verdicts, record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file,
+                       sha256_text, write_atomic)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
-                     rate, reading, separated_text, whole)
+                     rate, reading, separated_text, type_difference_text, whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -588,6 +589,14 @@ def glance_legend(scores: dict) -> str:
             "endpoint counted them.")
 
 
+# What the harness's own token count is, where a budget or a context size stands in its units:
+# the answer model's tokenizer counts the same text differently (its counts are the prompt tokens
+# the endpoint reports, under Cost and latency).
+TOKENIZER_NOTE = {"approx": (" (", Code("approx"), ": the harness's count, a token per 4 characters, the same for "
+                             "every system; the answer model's own tokenizer counts the same text differently, "
+                             "usually more: its counts are the prompt tokens under Cost and latency)")}
+
+
 def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_current: bool) -> list:
     """What was held constant, in plain words, and every deviation that is present."""
     first = scores["contract"]
@@ -602,7 +611,8 @@ def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_c
              " for every system."),
         segs("Context: one builder, lines cut by rank at ",
              f"{', '.join(f'{b:,}' for b in budgets)} tokens" if len(budgets) > 1 else f"{budgets[0]:,} tokens",
-             " counted by ", Code(first["tokenizer"]), ", never over."),
+             " counted by ", Code(first["tokenizer"]), ", never over", *TOKENIZER_NOTE.get(first["tokenizer"], ()),
+             "."),
         segs("Answer model ", Code(first["answer_model"]),
              *((" (served as ", Code(served[0]), ")") if len(served) == 1 else ()),
              f", temperature 0, seed {first['seed']}, at most {first['answer_max_tokens']} tokens; one prompt, "
@@ -722,7 +732,8 @@ def results_section(scores: dict, order: list[dict], plots: dict) -> list:
               f"recall_all@k, NDCG@k (LongMemEval's definitions) and R@k (LoCoMo's: the share of a question's "
               f"evidence) read the first k = {k} turns the hits name, in rank order; "
               "kw recall: a retrieved hit holds the question's keywords (needs no provenance); staleness: share of "
-              "context items superseded by a newer stored item; ctx tokens: mean context size; search p95 ms: "
+              "context items superseded by a newer stored item; ctx tokens: mean context size, in the harness's "
+              f"{scores['contract']['tokenizer']} units (the Contract says what they are); search p95 ms: "
               "measured from this machine, so for a service over the network it includes the round trips")
     contended = [s for s in order if s["search_contended_share"]]
     if contended:
@@ -903,7 +914,10 @@ def type_differences_section(scores: dict, order: list[dict]) -> list:
     # every budget holds the same questions), so each compared system has every type shown.
     types, apart = type_order(scores)
     types = [t for t in types if t in diffs[compared[0]["label"]]["by_type"]]
-    rows = [[segs(s["label"])] + [interval_text(diffs[s["label"]]["by_type"][t]) for t in types] for s in compared]
+    base = {s["label"]: s for s in order if is_baseline(s, scores)}
+    rows = [[segs(s["label"])] + [type_difference_text(diffs[s["label"]]["by_type"][t], [
+        x["by_type"][t]["accuracy"] for x in (s, base[diffs[s["label"]]["baseline"]]) if t in x["by_type"]])
+        for t in types] for s in compared]
     return [Heading(3, "Paired difference per question type", "paired-types"),
             Para(segs("The same paired difference to ", Code(scores["baseline"]), ", per question type (all of the "
                       "type's questions; the unanswerable types are the abstention difference), with its 95% "
@@ -1198,8 +1212,9 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
     repeats = max(s["repeats"] for s in order)
     first = scores["contract"]
     items = [
-        segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, git ",
-             Code(str(manifest["git_commit"])[:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""),
+        segs("Run ", Code(manifest["run_id"]), f", manifest written {manifest['created_utc']}, ",
+             *(("not from a git checkout",) if manifest["git_commit"] is None else
+               ("git ", Code(manifest["git_commit"][:12]), " (uncommitted changes)" if manifest["git_dirty"] else ""))),
         segs(f"{counts['cases']} cases, {counts['sessions']:,} sessions, {counts['turns']:,} turns, "
              f"{counts['questions']} questions ({types}); scored: {scores['questions_scored']:,} question records per "
              f"system over {len(scores['budgets'])} budget(s), {repeats} repeat(s)"),
@@ -1223,7 +1238,9 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
 
 
 def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
-    """The commands that made these files, in the order they run (controls first)."""
+    """The commands that made these files, in the order the stages run, built from what ran:
+    the systems of the run files (not the manifest's list), and judge.py --calibrate and
+    check.py with the inputs their files record, when the report shows them."""
     config = manifest["config"]
     files: dict = {}  # backend_id -> run file, in the order given
     for path in paths["runs"]:
@@ -1243,9 +1260,18 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     if first["limit"] is not None:
         extra += f" --limit {first['limit']}"
     run_files = " ".join(paths["runs"])
-    dirty = ", with uncommitted changes: the commit alone does not reproduce it" if manifest["git_dirty"] else ""
-    lines = [f"git checkout {manifest['git_commit']}   # config {config} sha256 {manifest['config_sha256'][:16]}{dirty}",
-             f"python manifest.py {config} --backends {' '.join(b['name'] for b in manifest['backends'])}"]
+    if manifest["git_commit"] is None:
+        lines = [f"# not made from a git checkout: no commit to check out; the manifest holds each code file's sha256 "
+                 f"(config {config} sha256 {manifest['config_sha256'][:16]})"]
+    else:
+        dirty = ", with uncommitted changes: the commit alone does not reproduce it" if manifest["git_dirty"] else ""
+        lines = [f"git checkout {manifest['git_commit']}   # config {config} sha256 "
+                 f"{manifest['config_sha256'][:16]}{dirty}"]
+    if not first["retrieval_only"]:
+        lines.append("# run.py asks the model: export LLM_BASE_URL (and LLM_API_KEY) first, or run each run.py line "
+                     "inside python serve.py -- COMMAND (the embedded model)")
+    lines.append(f"python manifest.py {config} --backends {' '.join(files)} --out-dir "
+                 f"{os.path.dirname(paths['manifest']) or '.'}")
     lines += [f"python run.py --config {config} --backend {b} --out {p}{extra}" for b, p in files.items()]
     score_flags = ""
     if scores["resamples"] != RESAMPLES:
@@ -1257,14 +1283,27 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     verdicts = f" --verdicts {paths['verdicts']}" if paths["verdicts"] else ""
     if paths["verdicts"]:
         lines.append(f"python judge.py --config {config} --runs {run_files} --out {paths['verdicts']}")
+    if paths["calibration"]:
+        cal = read_json(paths["calibration"], "calibration of judge.py --calibrate", ("calibration_set", "heldout"))
+        heldout = f" --heldout {cal['heldout']['calibration_set']}" if cal["heldout"] else ""
+        lines.append(f"python judge.py --config {config} --calibrate {cal['calibration_set']}{heldout} "
+                     f"--out {paths['calibration']}")
+    if paths["checks"]:
+        c = read_json(paths["checks"], "results of check.py", ("inputs",))["inputs"]
+        given = [f"--{k} {' '.join(c[k])}" for k in ("rerun", "lag") if c[k]]
+        given += [f"--{k} {c[k]}" for k in ("manifest", "config") if c[k]]
+        lines.append(f"python check.py --runs {' '.join(c['runs'])}" + "".join(f" --verdicts {v}" for v in c["verdicts"])
+                     + "".join(f" {g}" for g in given) + f" --out {paths['checks']} || [ $? -eq 1 ]   # 1: a check "
+                     f"FAILed, which the report shows")
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")
     optional = "".join(f" --{k} {paths[k]}" for k in ("checks", "calibration", "audit") if paths[k])
     lines.append(f"python report.py --scores {paths['scores']} --manifest {paths['manifest']} --runs {run_files}"
                  f"{verdicts}{optional} --out {paths['out']}")
     return [Heading(2, "How to reproduce", "reproduce"),
-            Para(segs("With the same dataset, config and code (the manifest holds their sha256), in this order; each "
-                      "step resumes, and answers come from the response cache when nothing changed:")),
+            Para(segs("With the same dataset, config and code (the manifest holds their sha256), in this order, from "
+                      "the folder report.py ran in; each step resumes, and answers come from the response cache when "
+                      "nothing changed:")),
             Pre("\n".join(lines))]
 
 
@@ -1381,8 +1420,15 @@ def accuracy_plot(plt, scores: dict, order: list[dict]) -> bytes:
             at = [i for i, x in enumerate(order) if x["budget"] == s["budget"]]
             ax.hlines(s[key], at[0] - 0.45, at[-1] + 0.45, colors=BASELINE_COLOR, linestyles="--", linewidth=0.8)
     ax.set_xticks(range(len(order)), labels, rotation=30 if len(order) > 4 else 0, ha="right" if len(order) > 4 else "center")
-    ax.set_ylim(0, 1.08)
-    ax.set_ylabel("all evidence in context" if model_free else "accuracy (answerable)")
+    # Bars of 0.01-0.08 on a 0-1 axis are flat: below 0.5 the axis ends a quarter above the highest
+    # bar or interval, and says so in its label.
+    highest = max([v for v in values] + [s[key] + diffs[s["label"]]["ci_high"] - diffs[s["label"]]["difference"]
+                                          for s in order if s["label"] in diffs and s[key] is not None
+                                          and diffs[s["label"]]["ci_high"] is not None and not model_free])
+    top = 1.08 if highest > 0.5 else max(0.05, highest * 1.25)
+    ax.set_ylim(0, top)
+    ax.set_ylabel(("all evidence in context" if model_free else "accuracy (answerable)")
+                  + ("" if top == 1.08 else f", axis to {rate(top)}"))
     title = ("Evidence in context per system (retrieval only: accuracy not measured)" if model_free else
              "Accuracy; bars on systems: paired 95% interval vs the baseline (dashed)")
     ax.set_title(title, fontsize=10)
@@ -1646,6 +1692,23 @@ HTML_CSS = asset("report.css")
 HTML_JS = asset("report.js")
 
 
+# What the question explorer shows, said for the page it is on: a model-free report has no
+# answers, judges or prompts, only what each system retrieved and kept.
+EXPLORER_HELP = (
+    "Click a row for each system's answer, the layer that decided it (with the judge's reason), the prompt the model "
+    "read, and its context in the order sent: evidence turns highlighted, the token-budget cut marked. Pick systems A "
+    "and B to compare them: where A is right and B wrong, or the reverse; the failure cause and layer filters read A "
+    "(any system when no A is picked); filters read each system's first repeat, and the search box matches question "
+    "ids, questions, gold answers and answers. The address holds the view, to send to a colleague; a question's id "
+    "is its permalink.")
+EXPLORER_HELP_MODEL_FREE = (
+    "Click a row for what each system retrieved: the context it would have been given, in the order built, evidence "
+    "turns highlighted, the token-budget cut marked, and the evidence it did not retrieve. No model was asked, so "
+    "there are no answers or verdicts. Pick systems A and B to compare them: where A has every evidence turn in its "
+    "context and B not, or the reverse; the search box matches question ids, questions and gold answers. The "
+    "address holds the view, to send to a colleague; a question's id is its permalink.")
+
+
 def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
     """report.html: one file, no network (the Content-Security-Policy forbids any request),
     the summary as static HTML and the question explorer built by the inline script. The table
@@ -1664,12 +1727,7 @@ def render_html(blocks: list, images: dict, data: dict, title: str) -> str:
         f'<nav class="toc">{toc} <a href="#questions">Every question</a></nav>\n',
         render_html_blocks(blocks[first:], images), "\n",
         '<h2 id="questions">Every question</h2>\n',
-        "<p>Click a row for each system's answer, the layer that decided it (with the judge's reason), the prompt "
-        "the model read, and its context in the order sent: evidence turns highlighted, the token-budget cut marked. "
-        "Pick systems A and B to compare them: where A is right and B wrong, or the reverse; the failure cause and "
-        "layer filters read A (any system when no A is picked); filters read each system's first repeat, and the "
-        "search box matches question ids, questions, gold answers and answers. The address holds the view, to send "
-        "to a colleague; a question's id is its permalink.</p>\n",
+        f"<p>{EXPLORER_HELP_MODEL_FREE if data['model_free'] else EXPLORER_HELP}</p>\n",
         '<div class="filters"><label>System A<select id="f-a"></select></label>'
         '<label>System B<select id="f-b"></select></label><label>Show<select id="f-v"></select></label>'
         '<label>Type<select id="f-type"></select></label><label>Failure cause<select id="f-cause"></select></label>'
@@ -1717,6 +1775,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = read_manifest(a.manifest, MANIFEST_FIELDS)
     dataset = dataset_from(None, a.manifest, a.dataset)
     records = load_comparison(a.runs, dataset, allow_partial=scores["coverage"]["partial"]).records
+    check_manifest_describes(a.manifest, records)
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
     checks = optional_json(a.checks, "results of check.py", ())
@@ -1747,8 +1806,10 @@ def main(argv: list[str] | None = None) -> int:
     cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))
     data = explorer_data(scores, order, records, cases, verdicts, manifest)
     write_atomic(paths["html"], render_html(blocks, images, data, f"memory-bench report: {manifest['run_id']}"))
+    index = runindex.update(paths["html"], runindex.report_entry(scores, manifest, paths["html"]))
     print(f"wrote {a.out}, {paths['html']}" + (f" and {len(plots)} plot(s)" if drawn is not None else
-          "; plots not drawn: pip install -r requirements-plots.txt"), file=sys.stderr)
+          "; plots not drawn: pip install -r requirements-plots.txt")
+          + (f"; the index of the runs: {index}" if index else ""), file=sys.stderr)
     # 4. The answer on the terminal too: the first table, aligned, and its lines.
     print(render_terminal(blocks, paths["html"]))
     return EXIT_OK

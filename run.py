@@ -46,7 +46,7 @@ from context import answer_prompt, build_context, make_counter, render_line
 from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
                        InputError, Progress, ServiceDown, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks,
                        load_config, parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text,
-                       select_cases, write_atomic)
+                       select_cases, stop_note, write_atomic)
 from interface import RUN_FORMAT
 from llm import LLMClient, Workers, server_info
 
@@ -430,32 +430,37 @@ def main(argv: list[str] | None = None) -> int:
                 else Progress(f"run {system.name}", len(keys) - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
         writer = Writer(fh, progress, count_records=not hold)
-        held = []  # with a model on this machine: the answer calls wait until every search is done
-        for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
-            progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
-            for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
-                                           pool.pending):
-                if prompt is None:
-                    writer.write(record)
-                elif hold:
-                    held.append((record, prompt))
-                else:
-                    ask(pool, client, cfg, record, prompt)
+        try:
+            held = []  # with a model on this machine: the answer calls wait until every search is done
+            for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
+                progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
+                for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
+                                               pool.pending):
+                    if prompt is None:
+                        writer.write(record)
+                    elif hold:
+                        held.append((record, prompt))
+                    else:
+                        ask(pool, client, cfg, record, prompt)
+                if hold:
+                    progress.update(n, errors=writer.errors, cached=writer.cached)
+                # Write what has finished while the next case ingests; a crash then loses only the
+                # calls in flight, whose questions have no record and are redone on resume.
+                for record, completion in pool.results(block=False):
+                    writer.write(finish(record, completion))
+            for record, prompt in held:
+                ask(pool, client, cfg, record, prompt)
             if hold:
-                progress.update(n, errors=writer.errors, cached=writer.cached)
-            # Write what has finished while the next case ingests; a crash then loses only the
-            # calls in flight, whose questions have no record and are redone on resume.
-            for record, completion in pool.results(block=False):
+                writer.count_records = True
+                progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
+            elif not a.retrieval_only:
+                progress.phase("answering")
+            for record, completion in pool.results(block=True):
                 writer.write(finish(record, completion))
-        for record, prompt in held:
-            ask(pool, client, cfg, record, prompt)
-        if hold:
-            writer.count_records = True
-            progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
-        elif not a.retrieval_only:
-            progress.phase("answering")
-        for record, completion in pool.results(block=True):
-            writer.write(finish(record, completion))
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
+            progress.close()
+            raise type(e)(stop_note("run.py", a.out, len(done) + writer.written - writer.errors, len(keys), "records",
+                                    argv)) from None
         progress.close()
     sort_in_dataset_order(a.out, order)
 

@@ -14,6 +14,7 @@ Usage:
   python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword
   python score.py --runs runs/$RUN/*.jsonl --verdicts results/$RUN/verdicts.jsonl --baseline keyword \\
       --json results/$RUN/scores.json --manifest results/$RUN/manifest-$RUN.json
+  python score.py ... --csv results/$RUN/csv   # every table as CSV (systems, by_type, differences, ...)
   python report.py --scores results/$RUN/scores.json ...   # the report, from these numbers
   jq -c '.questions[] | select(.cause == "reader_miss")' results/$RUN/scores.json
 """
@@ -23,9 +24,11 @@ import argparse
 import sys
 from collections import defaultdict
 
+import csvexport
 from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
-                       check_format, dataset_from, load_comparison, read_audit_json, read_calibration_json, read_json,
-                       refuse_stale_checks_verdicts, run_cli, served_model_counts, sha256_file, write_json_atomic)
+                       check_format, check_manifest_describes, dataset_from, load_comparison, read_audit_json,
+                       read_calibration_json, read_json, refuse_stale_checks_verdicts, run_cli, served_model_counts,
+                       sha256_file, write_json_atomic)
 from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
                      interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, whole)
@@ -312,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="score every system on the questions all of them hold, instead of refusing runs that lack "
                          "some of the dataset's questions")
     ap.add_argument("--json", help="write the numbers as JSON here (report.py turns them into the report)")
+    ap.add_argument("--csv", metavar="DIR", help="write every table as a CSV file into DIR (systems.csv, by_type.csv, "
+                                                 "differences.csv, ...; csvexport.py)")
     ap.add_argument("--checks", help="results/$RUN/checks.json of these runs (check.py), shown with the scores")
     ap.add_argument("--calibration", help="results/$RUN/calibration.json of the grader that graded these runs "
                                           "(judge.py --calibrate)")
@@ -323,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     # 1. The comparison: the run files held against the dataset, and their verdicts.
     dataset = dataset_from(a.config, a.manifest)
     comparison = load_comparison(a.runs, dataset, a.allow_partial)
+    if a.manifest:
+        check_manifest_describes(a.manifest, comparison.records)
     pairs = pair_verdicts(comparison.records, a.verdicts)
     # 2. Every number, through metrics.py.
     scoring = Scoring(pairs, a.resamples, a.seed)
@@ -353,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     # cost the report.
     if a.json:
         write_json_atomic(a.json, scores)
+    if a.csv:
+        csvexport.write_tables(a.csv, scores)
     print(render_text(scores))
     return EXIT_OK
 

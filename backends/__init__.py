@@ -1,7 +1,7 @@
 """Systems under test. Each backend is one module in this folder, named as the backend, with a
-`create(settings, config)` function that returns an object satisfying interface.MemoryBackend.
+`create(section, config)` function that returns an object satisfying interface.MemoryBackend.
 
-`settings` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
+`section` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
 `config` is what the harness passes every backend (HARNESS_KEYS: the pinned answer model and
 the client settings, for backends that call the model themselves), never the dataset or another
 section: a backend cannot read the golds. A module also has `settings(section) -> dict`, which
@@ -18,7 +18,7 @@ import importlib
 import os
 import re
 
-from interface import CONTROL_NAMES, InputError, MemoryBackend, sha256_file
+from interface import CONTROL_NAMES, InputError, MemoryBackend, did_you_mean, sha256_file
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,13 +37,23 @@ def available() -> list[str]:
                   if f.endswith(".py") and not f.startswith("_") and _NAME.fullmatch(f[:-3]))
 
 
+def names(config: dict) -> list[str]:
+    """Every name --backend takes with this config: the controls, the modules of this folder and
+    the config's named presets (a section with an adapter, such as bm25_recency)."""
+    presets = [n for n in config["backends"] if n not in CONTROL_NAMES and n not in available()]
+    return list(CONTROL_NAMES) + available() + presets
+
+
 def _module(name: str, config: dict):
     """The module behind backend `name` (its section may name an `adapter`) and its settings."""
     settings = dict(config["backends"].get(name, {}))  # a backend may have no section
     module_name = settings.pop("adapter", name)
     if not isinstance(module_name, str) or not _NAME.fullmatch(module_name) or module_name not in available():
-        choices = ", ".join(list(CONTROL_NAMES) + available())
-        raise InputError(f"unknown backend {module_name!r}; choose one of: {choices}")
+        if module_name != name:  # a preset's adapter names a module
+            raise InputError(f"unknown backend module {module_name!r} in backends.{name}.adapter"
+                             f"{did_you_mean(str(module_name), available())}; choose one of: {', '.join(available())}")
+        choices = names(config)
+        raise InputError(f"unknown backend {name!r}{did_you_mean(name, choices)}; choose one of: {', '.join(choices)}")
     return importlib.import_module(f"backends.{module_name}"), module_name, settings
 
 
@@ -58,6 +68,9 @@ def check_section(name: str, config: dict) -> dict:
     """Validate backend `name`'s section of config.yaml without starting the system (each module's
     settings(): keys, types, values); returns the settings with defaults filled."""
     module, module_name, settings = _module(name, config)
+    if not callable(getattr(module, "settings", None)):  # the one function check-config needs
+        raise InputError(f"backends/{module_name}.py has no function settings(section) -> dict, which checks its "
+                         f"config section and fills defaults without starting anything (backends/README.md)")
     try:
         return module.settings(settings)
     except InputError as e:
@@ -147,7 +160,7 @@ def check_settings(settings: dict, allowed: dict, backend: str) -> dict:
     `allowed` maps key -> (types, default); the result has every default filled in."""
     for key, value in settings.items():
         if key not in allowed:
-            raise InputError(f"config: unknown key 'backends.{backend}.{key}'; "
+            raise InputError(f"config: unknown key 'backends.{backend}.{key}'{did_you_mean(key, allowed)}; "
                              f"known keys: {', '.join(allowed) or '(none)'}")
         kinds = allowed[key][0]
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):

@@ -32,8 +32,8 @@ sys.path.insert(0, ROOT)
 
 from grading import RULES_SHA256  # noqa: E402
 from context import EMPTY_CONTEXT, render_line  # noqa: E402
-from interface import (MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, Hit, dumps, run_cli,  # noqa: E402
-                       session_items, sha256_file, verdict_identity)
+from interface import (MANIFEST_FORMAT, RUN_FORMAT, SAMPLING_DEFAULTS, VERDICT_FORMAT, Hit, dumps,  # noqa: E402
+                       run_cli, session_items, sha256_file, verdict_identity)
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()
@@ -85,9 +85,10 @@ def record(system: str, case: dict, sha: str, rng: random.Random) -> dict:
     context_text = "\n".join(reversed(lines) if system == "full_context" else lines) or EMPTY_CONTEXT
     answer = q["gold_answer"] if rng.random() < 0.4 else "something else: " + text(rng, 8, 16)
     return {"format": RUN_FORMAT, "run_id": "bench", "backend": system, "backend_id": system, "backend_version": "v",
-            "repeat": 0,
+            "backend_code_sha256": None, "repeat": 0,
             "time_aware": False, "extra_wait_s": 0.0, "shard": None, "dataset_sha256": sha, "answer_model": "m",
             "prompt_sha256": "p" * 64, "top_k": 10, "tokenizer": "approx", "answer_max_tokens": 64, "seed": 7,
+            "answer_sampling": dict(SAMPLING_DEFAULTS),
             "retrieval_only": False, "limit": None, "context_token_budget": 1200, "internal_model": None,
             "flush_note": None, "deterministic": False, "case_id": case["case_id"], "cluster": case["case_id"],
             "qid": q["qid"],
@@ -195,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                                                          for t in TYPES}},
                 "config": "config.yaml", "config_sha256": "f" * 64, "answer_model": "m", "judge_model": None,
                 "top_k": 10, "context_token_budget": 1200, "tokenizer": "approx", "endpoint": "none",
-                "served_model_info": None, "backends": [{"name": s} for s in SYSTEMS]}
+                "served_model_info": None,
+                # each system as its records name it: score.py and report.py hold the runs to it
+                "backends": [{"name": s, "id": s, "version": "v", "code_sha256": None} for s in SYSTEMS]}
     with open(os.path.join(out, "manifest-bench.json"), "w", encoding="utf-8") as fh:
         json.dump(manifest, fh)
     scores, report = os.path.join(out, "scores.json"), os.path.join(out, "report", "report.md")

@@ -291,7 +291,9 @@ def scored_comparison(folder: str, systems: int, questions: int, cases: int) -> 
     sha = write_dataset(Path(dataset), [r for recs in every for r in recs])
     manifest = os.path.join(folder, f"score-{cases}-manifest.json")
     with open(manifest, "w", encoding="utf-8") as fh:
-        json.dump({"format": MANIFEST_FORMAT, "dataset": dataset, "dataset_sha256": sha}, fh)
+        json.dump({"format": MANIFEST_FORMAT, "dataset": dataset, "dataset_sha256": sha,
+                   "backends": [{"name": r["backend"], "id": r["backend_id"], "version": r["backend_version"],
+                                 "code_sha256": r["backend_code_sha256"]} for r in (recs[0] for recs in every)]}, fh)
     runs, verdicts = [], []
     for s, recs in enumerate(every):
         recs = [{**r, "dataset_sha256": sha} for r in recs]

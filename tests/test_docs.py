@@ -135,9 +135,26 @@ def test_the_recipe_comparing_two_runs_finds_the_rerun_of_a_deterministic_system
     assert output(ran, "diff <(jq") == "the same hits\n"
 
 
+def test_the_recipe_comparing_two_run_ids_finds_todays_keyword_equal_to_the_readmes(ran):
+    # keyword is deterministic and its answers come from the response cache: no difference
+    [d] = [json.loads(line) for line in output(ran, "compare.json").splitlines()]
+    assert d["system"].endswith("-today/keyword") and d["baseline"].endswith("/keyword") and "-today" not in d["baseline"]
+    assert d["difference"] == d["ci_low"] == d["ci_high"] == 0
+
+
+def test_the_walk_through_puts_a_new_backend_into_reports_of_its_own_run_id(ran):
+    repo = ran["repo"]
+    scores = json.load(open(repo / "results" / "mine" / "scores.json"))
+    assert [s["label"] for s in scores["systems"]] == ["none", "oracle", "keyword", "recent"]
+    assert [d["system"] for d in scores["differences"]] == ["recent"]
+    rows = json.load(open(repo / "results" / "index.json"))["rows"]
+    assert {"mine"} < {run_id for r in rows for run_id in r["run_ids"]}  # beside the README's run id
+    assert (repo / "results" / "latest" / "report.html").exists()  # the README's report untouched
+
+
 def test_every_jq_block_has_its_output_checked():
     checked = ('IN("incorrect", "unparseable")', "full_context.jsonl | wc -l", "uniq -c", 'select(.cause == "reader_miss")',
-               "first(inputs", "diff <(jq")
+               "first(inputs", "diff <(jq", "compare.json")
     for page in PAGES:
         for block in runnable(page):
             if re.search(r"(^|\|\s*|<\()jq\b", block, re.M):

@@ -15,7 +15,7 @@ from interface import load_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
 # modules are shared (interface, context, llm, grading, metrics, processes).
-STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit"}
+STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare"}
 SCRIPTS = STAGES | {"serve"}
 
 

@@ -232,7 +232,8 @@ def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = 
                 "config": "config.yaml", "config_sha256": "f" * 64, "answer_model": first["answer_model"],
                 "judge_model": None, "top_k": first["top_k"], "context_token_budget": first["context_token_budget"],
                 "tokenizer": first["tokenizer"], "endpoint": "LLM_BASE_URL", "served_model_info": None,
-                "backends": [{"name": n} for n in systems]}
+                "backends": [{"name": n, "id": rs[0]["backend_id"], "version": rs[0]["backend_version"],
+                              "code_sha256": rs[0]["backend_code_sha256"]} for n, rs in systems.items()]}
     manifest_path = tmp_path / "manifest-r.json"
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     scores = str(tmp_path / "scores.json")

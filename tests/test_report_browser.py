@@ -353,3 +353,53 @@ def test_a_failed_judge_call_is_listed_under_its_error_count(browser, report, tm
     cell = page.locator("#qtable tbody tr.q", has_text="c002q1").locator("td").nth(4 + page.eval_on_selector_all(
         "#qtable thead th", "ths => ths.slice(4).map(t => t.textContent)").index("A: keyword"))
     assert "! error" in cell.inner_text()
+
+
+def test_the_index_lists_the_pipelines_runs_and_links_to_each_page(browser, report, tmp_path):
+    import json
+    import compare
+    from interface import run_cli
+    # keyword against hash across the files of the pipeline's run: a compare page beside its report
+    runs = [p for p in report["runs"] if p.endswith(("keyword.jsonl", "hash.jsonl"))]
+    out = report["results"] / "compare" / "keyword-hash" / "compare.md"
+    assert run_cli(compare.main, ["--runs", *runs, "--verdicts", report["verdicts"], report["verdicts"],
+                                  "--manifest", report["manifest"], "--resamples", "50", "--out", str(out)]) == 0
+    run_id = json.load(open(report["manifest"]))["run_id"]
+    index = report["results"] / "index.html"
+    page = browser.new_page()
+    page.on("console", lambda m: browser.messages.append(f"{m.type}: {m.text}"))
+    page.goto("file://" + str(index))
+    rows = page.locator("table.index tbody tr")
+    assert rows.count() == 2  # the report and the comparison: one contract, one group
+    assert page.locator("h2").count() == 1
+    report_row = page.locator("table.index tbody tr.report")
+    assert report_row.locator("td").first.inner_text() == run_id
+    assert "keyword: accuracy" in report_row.inner_text() and "hash: accuracy" in report_row.inner_text()
+    assert f"{run_id}/keyword: accuracy" in page.locator("table.index tbody tr.compare").inner_text()
+    report_row.locator("a").click()
+    page.wait_for_selector("#qtable tbody tr.q")  # the report itself
+    page.go_back()
+    page.locator("table.index tbody tr.compare a").click()
+    expect(page.locator("h1")).to_contain_text(f"{run_id}/keyword, {run_id}/hash")
+    keep_screenshot(page, tmp_path, "index")
+    assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
+
+
+def test_an_opened_question_sits_below_the_sticky_filters_and_types_do_not_break_inside_a_word(browser, report,
+                                                                                                tmp_path):
+    page = browser.new_page()
+    # A narrow window, where the filters wrap onto three lines and the table squeezes its columns.
+    page.set_viewport_size({"width": 760, "height": 700})
+    page.on("console", lambda m: browser.messages.append(f"{m.type}: {m.text}"))
+    page.goto(url_of(report, "#c001q1"))
+    page.wait_for_selector("#qtable tr.q.open")
+    bar = page.locator(".filters").bounding_box()
+    row = page.locator("#qtable tr.q.open").bounding_box()
+    assert bar["height"] > 120  # taller than a fixed margin would allow for
+    assert row["y"] >= bar["y"] + bar["height"]  # the filters, stuck to the top, hide none of it
+    # every type cell on one line: knowledge_update is not cut into "knowledg" and "e_update"
+    lines = page.eval_on_selector_all("#qtable td.qtype", """els => els.map(e => {
+        const r = document.createRange(); r.selectNodeContents(e); return r.getClientRects().length; })""")
+    assert lines and set(lines) == {1}
+    keep_screenshot(page, tmp_path, "opened-below-filters")
+    assert not [m for m in browser.messages if not m.startswith(("log:", "debug:"))]
