@@ -752,7 +752,7 @@ def check_manifest_describes(manifest: str, records: list[dict]) -> None:
     difference): a system it does not list, or one whose code (backend_code_sha256) or version
     differs from what it recorded. A manifest may list more systems than the runs hold (the
     model-free pass runs more)."""
-    m = read_json(manifest, "manifest of manifest.py", ("backends",))
+    m = read_manifest(manifest, ("backends",))
     for b in m["backends"]:
         missing = [f for f in MANIFEST_BACKEND_FIELDS if f not in b]
         if missing:

@@ -105,6 +105,14 @@ def written_by_their_stages(tmp_path) -> dict:
     out = {"runs": runs, "verdicts": verdicts, "config": cfg}
     assert run_cli(manifest.main, [cfg, "--backends", "keyword", "--out-dir", str(tmp_path / "m")]) == 0
     out["manifest"] = str(next((tmp_path / "m").glob("manifest-*.json")))
+    # The runs are written by hand: they carry the code and version the manifest recorded, as
+    # run.py's records would, so that only the format under test differs.
+    entry = next(b for b in read_manifest(out["manifest"])["backends"] if b["name"] == "keyword")
+    for path in runs:
+        rows = [{**r, "backend_code_sha256": entry["code_sha256"], "backend_version": entry["version"]}
+                for r in read_records(path)]
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
     out["calibration"] = str(tmp_path / "calibration.json")
     assert run_cli(judge.main, ["--config", cfg, "--calibrate", os.path.join(ROOT, "data", "calibration.jsonl"),
                                 "--out", out["calibration"]]) in (0, 3)

@@ -33,6 +33,7 @@ def make(tmp_path, target: str, ending: str) -> tuple[subprocess.CompletedProces
     for name in STAGES:
         (tmp_path / name).write_text(RECORD, encoding="utf-8")
     (tmp_path / "check.py").write_text(RECORD + ENDINGS[ending], encoding="utf-8")
+    (tmp_path / "stages.py").write_text("", encoding="utf-8")  # the stage lines: not under test here
     (tmp_path / "config.yaml").write_text("run_id: t\n", encoding="utf-8")
     # The set-up stamps `retrieval` needs, each newer than what it is made from, so make builds none.
     for i, name in enumerate(("requirements.txt", "requirements-plots.txt", ".venv/.core", ".venv/.plots")):
