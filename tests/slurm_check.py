@@ -196,6 +196,20 @@ def wait_for(what: str, done, env: dict, timeout_s: float = WAIT_S) -> None:
         time.sleep(0.2)
 
 
+def left_running(folder: str) -> list[str]:
+    """The daemons of an earlier check in `folder` that are still running, by their pid files
+    (a check killed with -9 cannot stop them)."""
+    found = []
+    for name in ("slurmd", "slurmctld", "munged"):
+        with contextlib.suppress(OSError, ValueError):
+            with open(os.path.join(folder, "run", f"{name}.pid"), encoding="utf-8") as fh:
+                pid = int(fh.read().strip())
+            with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
+                if fh.read().strip() == name:
+                    found.append(f"{name} (pid {pid})")
+    return found
+
+
 def step_pids() -> set[int]:
     """The processes named slurmstepd on this machine (a job step's keeper)."""
     found = set()
@@ -553,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     block = recipe(text)
     print(validate_manifest(manifest(text)), flush=True)
     cases = dataset_index(os.path.join(ROOT, DATASET))
+    stale = left_running(WORK)
+    if stale:
+        raise InputError(f"an earlier check's daemons are still running: {', '.join(stale)}; stop them (kill PID) "
+                         f"and run it again")
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
     cluster_repo, one_repo = os.path.join(WORK, "cluster"), os.path.join(WORK, "one")
