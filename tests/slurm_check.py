@@ -196,6 +196,15 @@ def wait_for(what: str, done, env: dict, timeout_s: float = WAIT_S) -> None:
         time.sleep(0.2)
 
 
+def two_ports() -> tuple[int, int]:
+    """Two different free loopback ports: slurmctld's and slurmd's."""
+    first = free_port()
+    second = free_port()
+    while second == first:
+        second = free_port()
+    return first, second
+
+
 def left_running(folder: str) -> list[str]:
     """The daemons of an earlier check in `folder` that are still running, by their pid files
     (a check killed with -9 cannot stop them)."""
@@ -221,6 +230,23 @@ def step_pids() -> set[int]:
     return found
 
 
+def daemon(folder: str, name: str, args: list[str], env: dict) -> subprocess.Popen:
+    """A daemon started in the foreground in its own session, its output in folder/log/NAME.out."""
+    with open(os.path.join(folder, "log", f"{name}.out"), "w", encoding="utf-8") as log:
+        return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+
+def alive(daemons: list[tuple[str, subprocess.Popen]], folder: str) -> bool:
+    """True while every daemon runs; CheckFailed with the end of its output when one has exited."""
+    for name, p in daemons:
+        if p.poll() is not None:
+            with open(os.path.join(folder, "log", f"{name}.out"), encoding="utf-8", errors="replace") as fh:
+                tail = fh.read()[-2000:]
+            raise CheckFailed(f"{name} exited {p.returncode} at start:\n{tail}")
+    return True
+
+
 @contextlib.contextmanager
 def cluster(folder: str, base_env: dict) -> Iterator[dict]:
     """munged, slurmctld and slurmd started for a one-node cluster in `folder`, the node idle;
@@ -240,26 +266,20 @@ def cluster(folder: str, base_env: dict) -> Iterator[dict]:
     probe = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
     conf = os.path.join(folder, "slurm.conf")
     with open(conf, "w", encoding="utf-8") as fh:
-        fh.write(slurm_conf(folder, node_line(probe, NODE), host, (free_port(), free_port())))
+        fh.write(slurm_conf(folder, node_line(probe, NODE), host, two_ports()))
     env = {**base_env, "SLURM_CONF": conf}
     steps_before = step_pids()
     daemons: list[tuple[str, subprocess.Popen]] = []
-
-    def start(name: str, args: list[str]) -> None:
-        log = open(os.path.join(folder, "log", f"{name}.out"), "w", encoding="utf-8")
-        daemons.append((name, subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                               stdin=subprocess.DEVNULL, start_new_session=True)))
-        log.close()
-
     try:
-        start("munged", ["munged", "--foreground", f"--key-file={key}", f"--socket={socket_path}",
-                         f"--pid-file={folder}/run/munged.pid", f"--log-file={folder}/log/munged.log",
-                         f"--seed-file={folder}/run/munged.seed"])
-        wait_for("munged's socket", lambda: os.path.exists(socket_path), env, 30)
-        start("slurmctld", ["slurmctld", "-D", "-i", "-f", conf])
-        start("slurmd", ["slurmd", "-D", "-N", NODE, "-f", conf])
-        wait_for(f"node {NODE} to be idle",
-                 lambda: command(["sinfo", "-h", "-N", "-o", "%T"], env, check=False).strip() == "idle", env, 60)
+        daemons.append(("munged", daemon(folder, "munged", [
+            "munged", "--foreground", f"--key-file={key}", f"--socket={socket_path}",
+            f"--pid-file={folder}/run/munged.pid", f"--log-file={folder}/log/munged.log",
+            f"--seed-file={folder}/run/munged.seed"], env)))
+        wait_for("munged's socket", lambda: alive(daemons, folder) and os.path.exists(socket_path), env, 30)
+        daemons.append(("slurmctld", daemon(folder, "slurmctld", ["slurmctld", "-D", "-i", "-f", conf], env)))
+        daemons.append(("slurmd", daemon(folder, "slurmd", ["slurmd", "-D", "-N", NODE, "-f", conf], env)))
+        wait_for(f"node {NODE} to be idle", lambda: alive(daemons, folder) and command(
+            ["sinfo", "-h", "-N", "-o", "%T"], env, check=False).strip() == "idle", env, 60)
         yield env
     finally:
         left = []
