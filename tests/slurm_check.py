@@ -26,6 +26,7 @@ Usage:
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -37,13 +38,12 @@ import sys
 import time
 from collections.abc import Iterator
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TESTS)
-sys.path[:0] = [ROOT, TESTS]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # as a script, this folder (fake_llm) is on the path, the repository not
 
 import yaml  # noqa: E402
 
-from fake_llm import FakeLLM  # noqa: E402
+from fake_llm import FakeLLM  # noqa: E402  (this folder)
 from interface import InputError, dataset_index, run_cli, shard_of  # noqa: E402
 from processes import free_port, stop  # noqa: E402
 
@@ -576,8 +576,7 @@ def resumed(repo: str, cut: int, before: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Validate the Kubernetes Job, then run the Slurm recipe three times and compare."""
-    if argv:
-        raise InputError(f"slurm_check.py takes no arguments (got {' '.join(argv)})")
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     missing = [c for c in ("sbatch", "slurmctld", "slurmd", "munged") if shutil.which(c) is None]
     if missing:
         raise InputError(f"{', '.join(missing)}: not installed; `make slurm-check` installs Slurm and munge "
@@ -605,9 +604,8 @@ def main(argv: list[str] | None = None) -> int:
            "ANSWERED": ANSWERED, "BASELINE": BASELINE}
     for name in ("LLM_SERVER_INFO", "LLM_ENDPOINT_ID", "SLURM_CONF"):
         env.pop(name, None)
-    lines = []
     try:
-        with cluster(os.path.join(WORK), env) as slurm_env:
+        with cluster(WORK, env) as slurm_env:
             version = command(["sinfo", "--version"], slurm_env).strip()
             print(f"slurm: {version}, node {NODE}: {node_line(command(['slurmd', '-C'], slurm_env), NODE)}", flush=True)
             print(f"\n== 1. the recipe of {PAGE}, {SHARDS} shards of {DATASET}", flush=True)
@@ -618,17 +616,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"timing: {step_times(found)}; the whole recipe {time.monotonic() - started:.0f} s from the first "
                   f"sbatch to the last job's end, load average {load:.2f}")
             one_machine(one_repo, env)
-            lines.append(identical_line(cluster_repo, one_repo, "pass 1"))
-            print(lines[-1], flush=True)
+            print(identical_line(cluster_repo, one_repo, "pass 1"), flush=True)
             print("\n== 2. the same from nothing, with faults", flush=True)
             clear_outputs(cluster_repo)
             cut, before = faulted_pass(block, cluster_repo, slurm_env, fake, cases)
             print("\n== 3. the same block again, as the page says to after a failed task", flush=True)
             clean_pass(block, cluster_repo, slurm_env)
-            lines.append(resumed(cluster_repo, cut, before))
-            print(lines[-1])
-            lines.append(identical_line(cluster_repo, one_repo, "pass 3, after the faults"))
-            print(lines[-1], flush=True)
+            print(resumed(cluster_repo, cut, before))
+            print(identical_line(cluster_repo, one_repo, "pass 3, after the faults"), flush=True)
     except CheckFailed as e:
         print(f"slurm-check FAILED: {e}", file=sys.stderr)
         return 1
