@@ -76,7 +76,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench retrieval answers test pipeline setup engine chromium jq clean-runs
+.PHONY: bench retrieval answers test pipeline setup engine chromium jq slurm slurm-check clean-runs
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -222,6 +222,28 @@ jq:
 
 test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium jq
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
+
+# Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on
+# every run. The packages' own services are not started (the check starts its own daemons).
+slurm:
+	@if ! command -v sbatch >/dev/null 2>&1 || ! command -v slurmctld >/dev/null 2>&1 || \
+		! command -v slurmd >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then \
+		echo "installing Debian's slurm-wlm and munge for slurm-check"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurm-wlm munge \
+			|| exit 1; \
+	fi
+
+# The validator of docs/scale.md's Kubernetes Job, with the API schemas inside the package.
+$(VENV)/.slurm-check: $(VENV)/.core requirements-slurm-check.txt
+	$(PIP) install -q --disable-pip-version-check -r requirements-slurm-check.txt
+	touch $@
+
+# The Slurm recipe of docs/scale.md run as written on a one-node cluster started in .cache/slurm/,
+# with a killed task and a missing shard, its merged results compared with one machine's
+# (tests/slurm_check.py); every daemon it starts is stopped when it ends.
+slurm-check: $(VENV)/.core $(VENV)/.slurm-check slurm
+	$(PY) tests/slurm_check.py
 
 # The run files and results of this run id only; other run ids' folders stay.
 clean-runs:

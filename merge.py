@@ -23,7 +23,7 @@ import sys
 from grading import RULES_SHA256
 from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, Dataset, InputError, dataset_from, dumps,
                        load_comparison, match_verdicts, parse_shard, read_jsonl, read_verdicts, record_key, run_cli,
-                       write_atomic)
+                       shard_of, write_atomic)
 
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
@@ -32,6 +32,16 @@ def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:
     if not rows:
         raise InputError("the shard files hold no records")
     return rows
+
+
+def missing_cases(missing: list[tuple], dataset: Dataset, n: int) -> str:
+    """The cases of the missing (qid, budget, repeat) records, each with the shard it belongs to,
+    in dataset order: what to rerun. The first ten are named."""
+    qids = {q for q, _, _ in missing}
+    cases = [c for c in dataset.cases if any(x["qid"] in qids for x in c["questions"])]
+    named = ", ".join(f"{c['case_id']!r} (shard {shard_of(c, n)}/{n})" for c in cases[:10])
+    more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
+    return f"{len(cases)} case(s): {named}{more}"
 
 
 def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
@@ -52,6 +62,7 @@ def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
         shards.setdefault(shard[1], set()).add(shard[0])
     if len(shards) != 1:
         raise InputError(f"the files mix shard counts {sorted(shards)}: merge the shards of one --shard I/N split")
+    n = next(iter(shards))
     if dataset.sha256 != first["dataset_sha256"]:
         raise InputError(f"{first_path}:{first_line}: these shards ran on another dataset (dataset_sha256 "
                          f"{first['dataset_sha256'][:12]}) than the config's {dataset.path} as it is now; merge with "
@@ -73,8 +84,9 @@ def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
     missing = [(q, b, r) for q in order for b in budgets for r in repeats if (q, b, r) not in seen]
     if missing:
         q, b, r = missing[0]
-        raise InputError(f"{len(missing)} record(s) are missing from the shards (first: question {q!r}, budget {b}, "
-                         f"repeat {r}); finish those shards (rerun their run.py command) before merging")
+        raise InputError(f"{len(missing)} record(s) are missing from the shards, of {missing_cases(missing, dataset, n)} "
+                         f"(first: question {q!r}, budget {b}, repeat {r}); finish those shards (rerun their run.py "
+                         f"command) before merging")
     merged = [{**rec, "shard": None} for _, _, rec in rows]
     merged.sort(key=lambda rec: (order[rec["qid"]], rec[BUDGET_FIELD], rec["repeat"]))
     return merged

@@ -8,7 +8,7 @@ import judge
 import merge
 import run
 from conftest import ROOT, write_config
-from interface import run_cli
+from interface import run_cli, shard_of
 
 DEV = os.path.join(ROOT, "data", "dev.jsonl")  # 12 cases, so that every shard of three gets some
 
@@ -126,3 +126,19 @@ def test_merge_refuses_run_shards_of_another_dataset_than_the_config(tmp_path, f
     other = write_config(tmp_path / "other", dataset=str(edited))
     assert run_cli(merge.main, ["--config", other, "--out", str(tmp_path / "m.jsonl"), *shards]) == 2
     assert "ran on another dataset" in capsys.readouterr().err
+
+
+def test_merge_names_the_cases_of_a_shard_that_never_ran(tmp_path, fake_llm, capsys):
+    config = write_config(tmp_path, dataset=DEV)
+    shards = run_shards(tmp_path, config, "none", 4)
+    absent = 1
+    assert run_cli(merge.main, ["--config", config, "--out", str(tmp_path / "m.jsonl"),
+                                *[s for i, s in enumerate(shards) if i != absent]]) == 2
+    err = capsys.readouterr().err
+    cases = [json.loads(line) for line in open(DEV, encoding="utf-8") if line.strip()]
+    theirs = [c for c in cases if shard_of(c, 4) == absent]
+    others = [c for c in cases if shard_of(c, 4) != absent]
+    assert theirs and others
+    assert f"of {len(theirs)} case(s): " + ", ".join(f"{c['case_id']!r} (shard {absent}/4)" for c in theirs) in err
+    assert not [c for c in others if repr(c["case_id"]) in err]
+    assert f"{sum(len(c['questions']) for c in theirs)} record(s) are missing" in err
