@@ -1,0 +1,302 @@
+"""The artifact audit's shared parts: query-blind retrieval beside real systems, the surface-cue
+reader, the audit's numbers and verdict, and the one reader of its file (artifacts.json).
+
+A benchmark generator leaves tells: evidence turns that open with a stock phrase, a fact followed
+by an acknowledgement, a sentence shape found only where the evidence is. A system that never
+reads the question can then find evidence, and the benchmark measures the generator, not memory.
+The audit runs three query-blind systems beside the real ones:
+
+- `newest` (backends/newest.py): the k newest turns;
+- `random` (backends/random.py): k turns drawn with a seed fixed per case and question;
+- `cues`: a logistic regression over surface features of a turn alone (length, digits,
+  punctuation, first and last words, role, position, the turns around it), learned on the
+  evidence labels of half the cases (split by a hash of the case's cluster) and used to rank the
+  other half's turns, with no question. Each half is ranked by the model of the other half
+  (two-fold cross-fitting), so every case is ranked by a model that never saw it; the learning
+  lives here and not in a backend because it needs the gold evidence, which no backend is given.
+
+Its recall and paired intervals are metrics.py's (retrieval_values, retrieval_differences).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections import defaultdict
+
+import numpy as np
+
+from backends import load_backend
+from interface import BUDGET_FIELD, InputError, check_format, read_json, session_items
+from metrics import RESAMPLES, SEED, interval_text, mean, rate, retrieval_differences, retrieval_values
+
+ARTIFACTS_FORMAT = "artifacts/1"
+BLIND_BACKENDS = ("newest", "random")
+CUES = "cues"
+BLIND_SYSTEMS = BLIND_BACKENDS + (CUES,)
+# The stated limit: a query-blind system above this share of questions with some evidence turn
+# among its k retrieved fails the audit, on any kind, even when the baseline is higher still.
+DEFAULT_LIMIT = 0.15
+OVERALL = "all"  # the kind key of the figures over every question
+# The cue reader's hashed features: enough buckets that distinct openers rarely share one, few
+# enough that a dense matrix of a 16k-turn dataset stays near 70 MB in float32.
+HASH_BUCKETS = 1024
+# Plain gradient descent on the standardized features: full batch, fixed steps, L2, so that the
+# model is the same on every machine; the positives are weighted to the negatives' total, since
+# evidence is a few percent of the turns.
+STEPS, LEARNING_RATE, L2 = 300, 0.5, 1e-3
+DENSE_FEATURES = 21  # the dense shape features turn_features writes first
+_WORD = re.compile(r"[A-Za-z']+")
+
+
+# ---------------------------------------------------------------------------------------------
+# Kinds and halves
+# ---------------------------------------------------------------------------------------------
+
+def kind_of(question: dict) -> str:
+    """The audit's unit of report: meta.kind when the dataset names one, else the type."""
+    meta = question.get("meta") or {}  # meta is optional in the contract
+    return meta.get("kind") or question["type"]  # kind is an optional annotation
+
+
+def cluster_of(case: dict) -> str:
+    """The case's cluster (its id unless the dataset groups cases)."""
+    return case.get("cluster", case["case_id"])  # optional in the contract
+
+
+def half_of(case: dict) -> int:
+    """Which half (0 or 1) a case belongs to for the cue reader: a stable hash of its cluster, so
+    cases cut from one conversation never sit on both sides."""
+    return int(hashlib.sha256(cluster_of(case).encode("utf-8")).hexdigest()[:16], 16) % 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Records: what metrics.py reads of a run record, for one search of one question
+# ---------------------------------------------------------------------------------------------
+
+def search_record(system: str, case: dict, question: dict, ranked_ids: list[str], k: int) -> dict:
+    """A question's retrieval as the fields metrics.py's recall and paired intervals read (a run
+    record's names): the turns ranked first, at most k, are both what was retrieved and what the
+    audit counts as the context (no budget is applied: the audit measures at k)."""
+    top = list(ranked_ids[:k])
+    return {"backend": system, "qid": question["qid"], "case_id": case["case_id"], "cluster": cluster_of(case),
+            "kind": kind_of(question), "type": question["type"], BUDGET_FIELD: 0, "repeat": 0, "top_k": k,
+            "evidence": question["evidence"], "meta": question.get("meta") or {},  # meta is optional
+            "retrieved_ids": top, "context_ids": top}
+
+
+def backend_records(name: str, config: dict, cases: list[dict], k: int) -> list[dict]:
+    """Run a backend as run.py does (reset, one add per session in order, flush, one search per
+    question with its raw text), without a model, and keep each question's ranked turn ids."""
+    backend = load_backend(name, config)
+    out = []
+    for case in cases:
+        namespace = f"artifacts-{name}-{case['case_id']}"
+        backend.reset(namespace)
+        for session in case["sessions"]:
+            backend.add(namespace, session_items(session))
+        backend.flush(namespace, config["flush_timeout_s"])
+        for q in case["questions"]:
+            hits = backend.search(namespace, q["question"], k)
+            if any(not h.source_ids for h in hits):
+                raise InputError(f"backend {name!r} returned hits without source ids: the audit needs provenance")
+            out.append(search_record(name, case, q, [sid for h in hits for sid in h.source_ids], k))
+        backend.reset(namespace)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The surface-cue reader
+# ---------------------------------------------------------------------------------------------
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _bucket(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8")) % HASH_BUCKETS
+
+
+def turn_features(case: dict) -> tuple[list[str], np.ndarray]:
+    """Each turn's id and its surface features, in history order, read from the turn and its
+    neighbours only (never a question): dense shape features, then hashed words at the edges."""
+    turns = [(si, j, len(s["turns"]), t) for si, s in enumerate(case["sessions"]) for j, t in enumerate(s["turns"])]
+    n, sessions = len(turns), len(case["sessions"])
+    ids = [t["turn_id"] for _, _, _, t in turns]
+    rows = np.zeros((n, DENSE_FEATURES + HASH_BUCKETS), dtype=np.float32)
+    for i, (si, j, size, t) in enumerate(turns):
+        text, words = t["text"], _words(t["text"])
+        digits = sum(c.isdigit() for c in text)
+        capitals = sum(1 for w in text.split()[1:] if w[:1].isupper())
+        prev_t = turns[i - 1][3] if i > 0 else None
+        next_t = turns[i + 1][3] if i + 1 < n else None
+        rows[i, :DENSE_FEATURES] = [
+            np.log1p(len(text)), np.log1p(len(words)), float(digits > 0), np.log1p(digits), np.log1p(capitals),
+            text.count("?"), text.count("!"), text.count(","), text.count(":"), text.count("("), text.count('"'),
+            float(text.rstrip().endswith(".")), float(text.rstrip().endswith("?")), float(text.rstrip().endswith("!")),
+            j / max(size - 1, 1), float(j == 0), float(j == size - 1), si / max(sessions - 1, 1), i / max(n - 1, 1),
+            np.log1p(len(prev_t["text"])) if prev_t else 0.0, np.log1p(len(next_t["text"])) if next_t else 0.0,
+        ]
+        names = [f"role:{t['role']}"]
+        names += [f"first:{words[0]}", f"first2:{' '.join(words[:2])}", f"last:{words[-1]}"] if words else ["empty"]
+        for side, other in (("prev", prev_t), ("next", next_t)):
+            if other is not None:
+                ow = _words(other["text"])
+                names += [f"{side}_role:{other['role']}", f"{side}_first:{ow[0] if ow else ''}",
+                          f"{side}_first2:{' '.join(ow[:2])}"]
+        for name in names:
+            rows[i, DENSE_FEATURES + _bucket(name)] = 1.0
+    return ids, rows
+
+
+def evidence_labels(case: dict, ids: list[str]) -> np.ndarray:
+    """1 for a turn that is evidence of some question of the case, else 0."""
+    evidence = {e for q in case["questions"] for e in q["evidence"]}
+    return np.array([float(i in evidence) for i in ids], dtype=np.float32)
+
+
+class CueReader:
+    """Logistic regression on turn_features, learned on some cases' evidence labels."""
+
+    def __init__(self, cases: list[dict]) -> None:
+        self.trained_on = sorted(c["case_id"] for c in cases)
+        rows, labels = [], []
+        for case in cases:
+            ids, x = turn_features(case)
+            rows.append(x)
+            labels.append(evidence_labels(case, ids))
+        x, y = np.vstack(rows), np.concatenate(labels)
+        self.positives, self.turns = int(y.sum()), len(y)
+        self.centre, self.scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+        z = (x - self.centre) / self.scale
+        weights = np.where(y > 0, (len(y) - y.sum()) / max(y.sum(), 1.0), 1.0).astype(np.float32)
+        weights /= weights.sum()
+        self.w, self.b = np.zeros(z.shape[1], dtype=np.float32), np.float32(0.0)
+        for _ in range(STEPS):
+            p = 1.0 / (1.0 + np.exp(-(z @ self.w + self.b)))
+            g = weights * (p - y)
+            self.w -= LEARNING_RATE * (z.T @ g + L2 * self.w)
+            self.b -= LEARNING_RATE * g.sum()
+
+    def rank(self, case: dict) -> list[str]:
+        """The case's turn ids, the most evidence-like first (ties: the newer turn first)."""
+        ids, x = turn_features(case)
+        scores = ((x - self.centre) / self.scale) @ self.w
+        order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), -i))
+        return [ids[i] for i in order]
+
+
+def cue_records(cases: list[dict], k: int) -> tuple[list[dict], dict]:
+    """The cue reader's records, each case ranked by the model learned on the other half, and what
+    each model learned on. A half whose other half has no evidence to learn from is not ranked
+    (its questions are left out, said in the returned summary)."""
+    halves = {0: [c for c in cases if half_of(c) == 0], 1: [c for c in cases if half_of(c) == 1]}
+    out, folds = [], []
+    for scored in (0, 1):
+        train = halves[1 - scored]
+        fold = {"scored_half": scored, "trained_on": sorted(c["case_id"] for c in train),
+                "scored": sorted(c["case_id"] for c in halves[scored]), "note": None}
+        if not halves[scored]:
+            fold["note"] = "no case in this half"
+        elif not any(q["evidence"] for c in train for q in c["questions"]):
+            fold["note"] = "the other half has no evidence turn to learn from: this half is not ranked"
+            fold["scored"] = []
+        else:
+            reader = CueReader(train)
+            for case in halves[scored]:
+                ranking = reader.rank(case)
+                out += [search_record(CUES, case, q, ranking, k) for q in case["questions"]]
+        folds.append(fold)
+    return out, {"folds": folds, "features": DENSE_FEATURES + HASH_BUCKETS, "steps": STEPS}
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit's numbers and verdict
+# ---------------------------------------------------------------------------------------------
+
+def recall_table(records: list[dict], kinds: list[str]) -> dict:
+    """recall_any@k per system and kind (and OVERALL), on the questions it can be measured on (gold
+    evidence), with how many: metrics.retrieval_values' figure, averaged."""
+    by: dict = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        v = retrieval_values(r)
+        if v is not None:
+            by[r["backend"]][r["kind"]].append(v["recall_any_at_k"])
+            by[r["backend"]][OVERALL].append(v["recall_any_at_k"])
+    return {s: {kind: {"recall_any_at_k": mean(by[s][kind]), "n": len(by[s][kind])} for kind in kinds + [OVERALL]}
+            for s in sorted(by)}
+
+
+def differences_table(records: list[dict], baseline: str, kinds: list[str], resamples: int = RESAMPLES,
+                      seed: int = SEED) -> dict:
+    """Each system minus the baseline in recall_any@k, per kind and OVERALL, with the 95% paired
+    cluster-bootstrap interval: metrics.retrieval_differences on the kind's questions."""
+    out: dict = defaultdict(dict)
+    for kind in kinds + [OVERALL]:
+        subset = [r for r in records if kind == OVERALL or r["kind"] == kind]
+        for d in retrieval_differences(subset, baseline, resamples, seed):
+            if d["metric"] == "recall_any_at_k":
+                out[d["system"]][kind] = {key: d[key] for key in ("difference", "ci_low", "ci_high", "questions",
+                                                                  "clusters", "separated", "note")}
+    return dict(out)
+
+
+def blind_failures(recall: dict, differences: dict, blind: list[str], limit: float) -> list[str]:
+    """Why the audit fails, one line per query-blind system and kind: its recall above the limit,
+    or its interval against the baseline not below 0 (within the noise of the baseline, or above
+    it; with no interval, as with one cluster, nothing excludes that). Empty: PASS."""
+    reasons = []
+    for s in blind:
+        for kind, r in recall.get(s, {}).items():
+            if r["recall_any_at_k"] is None:
+                continue
+            if r["recall_any_at_k"] > limit:
+                reasons.append(f"{s} on {kind}: recall_any@k {r['recall_any_at_k']:.3f} is above the limit {limit:g}")
+            d = differences.get(s, {}).get(kind)
+            if d is None or d["difference"] is None:
+                continue
+            if d["ci_high"] is None:
+                reasons.append(f"{s} on {kind}: no interval against the baseline ({d['note'] or 'one cluster'}), so "
+                               f"nothing excludes that it does as well")
+            elif d["ci_high"] >= 0:
+                reasons.append(f"{s} on {kind}: {d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
+                               f"against the baseline, within its noise or above it")
+    return reasons
+
+
+def table(audit: dict) -> tuple[list[str], list[list[str]]]:
+    """The audit as a table, one row per kind and one for all questions: the questions measured,
+    the baseline's recall_any@k, then each other system's with its difference to the baseline and
+    interval. artifacts.py prints it and the model-free report shows it."""
+    others = [s for s in audit["systems"] if s != audit["baseline"]] + list(audit["blind_systems"])
+    header = ["kind", "questions", f"{audit['baseline']} (baseline)"] + others
+    rows = []
+    for kind in audit["kinds"] + [OVERALL]:
+        base = audit["recall"][audit["baseline"]][kind]
+        row = [kind, str(base["n"]), rate(base["recall_any_at_k"])]
+        for s in others:
+            r = audit["recall"].get(s, {}).get(kind)
+            d = audit["differences"].get(s, {}).get(kind)
+            if r is None or r["recall_any_at_k"] is None:
+                row.append("n/a")
+            else:
+                row.append(rate(r["recall_any_at_k"]) + (f" ({interval_text(d)})" if d else ""))
+        rows.append(row)
+    return header, rows
+
+
+def summary(audit: dict) -> str:
+    """The verdict in one sentence, with what it was held to."""
+    held = (f"every query-blind system ({', '.join(audit['blind_systems'])}) at most {audit['limit']:g} "
+            f"recall_any@{audit['k']} on every kind, and below `{audit['baseline']}` by a paired interval that "
+            f"excludes 0")
+    if audit["verdict"] == "PASS":
+        return f"PASS: {held}."
+    return f"FAIL ({len(audit['reasons'])} reason(s)): the audit holds {held}; the first: {audit['reasons'][0]}."
+
+
+def read_artifacts(path: str) -> dict:
+    """artifacts.json as artifacts.py wrote it, refused when it is another format."""
+    obj = read_json(path, "artifact audit of artifacts.py", ("format",))
+    check_format(obj, ARTIFACTS_FORMAT, path, "rerun artifacts.py")
+    return obj
