@@ -29,10 +29,10 @@ import os
 import sys
 
 from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMIT, backend_records, blind_failures,
-                   cue_records, differences_table, kind_of, recall_table, summary, table)
+                   cue_records, differences_table, recall_table, summary, table)
 from interface import (CONTROL_NAMES, EXIT_OK, InputError, load_config, load_dataset, results_dir, run_cli,
                        sha256_file, write_json_atomic)
-from metrics import RESAMPLES, SEED
+from metrics import RESAMPLES, SEED, kind_of
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)
 
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
           f"cluster-bootstrap interval in brackets)")
     for row in [header] + rows:
         print("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
-    print(summary(audit))
+    print(f"{audit['verdict']}: {summary(audit)}")
     for reason in audit["reasons"][1:]:
         print(f"  {reason}")
     print(f"wrote {out}", file=sys.stderr)

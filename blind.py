@@ -28,7 +28,7 @@ import numpy as np
 
 from backends import load_backend
 from interface import BUDGET_FIELD, InputError, check_format, read_json, session_items
-from metrics import RESAMPLES, SEED, interval_text, mean, rate, retrieval_differences, retrieval_values
+from metrics import RESAMPLES, SEED, interval_text, kind_of, mean, rate, retrieval_differences, retrieval_values
 
 ARTIFACTS_FORMAT = "artifacts/1"
 BLIND_BACKENDS = ("newest", "random")
@@ -52,12 +52,6 @@ _WORD = re.compile(r"[A-Za-z']+")
 # ---------------------------------------------------------------------------------------------
 # Kinds and halves
 # ---------------------------------------------------------------------------------------------
-
-def kind_of(question: dict) -> str:
-    """The audit's unit of report: meta.kind when the dataset names one, else the type."""
-    meta = question.get("meta") or {}  # meta is optional in the contract
-    return meta.get("kind") or question["type"]  # kind is an optional annotation
-
 
 def cluster_of(case: dict) -> str:
     """The case's cluster (its id unless the dataset groups cases)."""
@@ -286,13 +280,14 @@ def table(audit: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def summary(audit: dict) -> str:
-    """The verdict in one sentence, with what it was held to."""
+    """What the verdict (audit["verdict"], said before this text) held the systems to, and for a
+    FAIL how many reasons and the first."""
     held = (f"every query-blind system ({', '.join(audit['blind_systems'])}) at most {audit['limit']:g} "
             f"recall_any@{audit['k']} on every kind, and below `{audit['baseline']}` by a paired interval that "
             f"excludes 0")
     if audit["verdict"] == "PASS":
-        return f"PASS: {held}."
-    return f"FAIL ({len(audit['reasons'])} reason(s)): the audit holds {held}; the first: {audit['reasons'][0]}."
+        return f"{held}."
+    return f"the audit holds {held}; {len(audit['reasons'])} reason(s), the first: {audit['reasons'][0]}."
 
 
 def read_artifacts(path: str) -> dict:
