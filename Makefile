@@ -145,7 +145,8 @@ bench: $(VENV)/.core $(VENV)/.plots
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
-# answer (contract, budget, leakage; a FAIL is reported, not fatal), in $(MODEL_FREE)/report.md;
+# answer (contract, budget, leakage; a FAIL is reported, not fatal), the artifact audit (query-blind
+# systems against the baseline; a FAIL, exit 4, is reported, not fatal), in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
@@ -155,9 +156,11 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 1 ]
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
+	$(PY) artifacts.py --config $(RUN_CONFIG) --systems $(BASELINE) --out $(MODEL_FREE)/artifacts.json > /dev/null \
+		|| [ $$? -eq 4 ]
 	@$(LINK_LATEST)
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
-		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
+		--checks $(MODEL_FREE)/checks.json --artifacts $(MODEL_FREE)/artifacts.json --out $(MODEL_FREE)/report.md
 
 # The run order of the seed guide after the model-free pass: the manifest again (now naming the
 # served model), the systems, the judge, the grader's calibration (rules only: no model call),

@@ -23,6 +23,7 @@ import hashlib
 import re
 import zlib
 from collections import defaultdict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,15 +39,15 @@ BLIND_SYSTEMS = BLIND_BACKENDS + (CUES,)
 # among its k retrieved fails the audit, on any kind, even when the baseline is higher still.
 DEFAULT_LIMIT = 0.15
 OVERALL = "all"  # the kind key of the figures over every question
-# The cue reader's hashed features: enough buckets that distinct openers rarely share one, few
-# enough that a dense matrix of a 16k-turn dataset stays near 70 MB in float32.
-HASH_BUCKETS = 1024
+# The cue reader's hashed features: enough buckets that distinct openers rarely share one.
+HASH_BUCKETS = 4096
 # Plain gradient descent on the standardized features: full batch, fixed steps, L2, so that the
 # model is the same on every machine; the positives are weighted to the negatives' total, since
 # evidence is a few percent of the turns.
 STEPS, LEARNING_RATE, L2 = 300, 0.5, 1e-3
 DENSE_FEATURES = 21  # the dense shape features turn_features writes first
 _WORD = re.compile(r"[A-Za-z']+")
+_DIGIT = re.compile(r"[0-9]")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,23 +112,35 @@ def _bucket(name: str) -> int:
     return zlib.crc32(name.encode("utf-8")) % HASH_BUCKETS
 
 
-def turn_features(case: dict) -> tuple[list[str], np.ndarray]:
-    """Each turn's id and its surface features, in history order, read from the turn and its
-    neighbours only (never a question): dense shape features, then hashed words at the edges."""
+class TurnFeatures(NamedTuple):
+    """The surface features of a case's turns, in history order: dense shape features (one row per
+    turn) and hashed names as (turn, bucket) pairs, 1 where present."""
+    ids: list
+    dense: np.ndarray   # turns x DENSE_FEATURES
+    rows: np.ndarray    # the turn of each hashed feature
+    buckets: np.ndarray  # its bucket
+
+
+def turn_features(case: dict) -> TurnFeatures:
+    """Each turn's surface features, read from the turn and its neighbours only (never a
+    question): its length, digits, capitals and punctuation, its place in its session and in the
+    history, its neighbours' lengths; hashed, its role and first and last words and its
+    neighbours' roles and first words (an acknowledgement after a fact shows there)."""
     turns = [(si, j, len(s["turns"]), t) for si, s in enumerate(case["sessions"]) for j, t in enumerate(s["turns"])]
     n, sessions = len(turns), len(case["sessions"])
-    ids = [t["turn_id"] for _, _, _, t in turns]
-    rows = np.zeros((n, DENSE_FEATURES + HASH_BUCKETS), dtype=np.float32)
+    dense = np.zeros((n, DENSE_FEATURES), dtype=np.float64)
+    rows, buckets = [], []
     for i, (si, j, size, t) in enumerate(turns):
         text, words = t["text"], _words(t["text"])
-        digits = sum(c.isdigit() for c in text)
+        digits = len(_DIGIT.findall(text))
         capitals = sum(1 for w in text.split()[1:] if w[:1].isupper())
         prev_t = turns[i - 1][3] if i > 0 else None
         next_t = turns[i + 1][3] if i + 1 < n else None
-        rows[i, :DENSE_FEATURES] = [
+        end = text.rstrip()[-1:]
+        dense[i] = [
             np.log1p(len(text)), np.log1p(len(words)), float(digits > 0), np.log1p(digits), np.log1p(capitals),
             text.count("?"), text.count("!"), text.count(","), text.count(":"), text.count("("), text.count('"'),
-            float(text.rstrip().endswith(".")), float(text.rstrip().endswith("?")), float(text.rstrip().endswith("!")),
+            float(end == "."), float(end == "?"), float(end == "!"),
             j / max(size - 1, 1), float(j == 0), float(j == size - 1), si / max(sessions - 1, 1), i / max(n - 1, 1),
             np.log1p(len(prev_t["text"])) if prev_t else 0.0, np.log1p(len(next_t["text"])) if next_t else 0.0,
         ]
@@ -138,46 +151,60 @@ def turn_features(case: dict) -> tuple[list[str], np.ndarray]:
                 ow = _words(other["text"])
                 names += [f"{side}_role:{other['role']}", f"{side}_first:{ow[0] if ow else ''}",
                           f"{side}_first2:{' '.join(ow[:2])}"]
-        for name in names:
-            rows[i, DENSE_FEATURES + _bucket(name)] = 1.0
-    return ids, rows
+        for b in sorted({_bucket(name) for name in names}):
+            rows.append(i)
+            buckets.append(b)
+    return TurnFeatures([t["turn_id"] for _, _, _, t in turns], dense, np.array(rows, dtype=np.int64),
+                        np.array(buckets, dtype=np.int64))
 
 
 def evidence_labels(case: dict, ids: list[str]) -> np.ndarray:
     """1 for a turn that is evidence of some question of the case, else 0."""
     evidence = {e for q in case["questions"] for e in q["evidence"]}
-    return np.array([float(i in evidence) for i in ids], dtype=np.float32)
+    return np.array([float(i in evidence) for i in ids], dtype=np.float64)
 
 
 class CueReader:
-    """Logistic regression on turn_features, learned on some cases' evidence labels."""
+    """Logistic regression on turn_features, learned on some cases' evidence labels. The dense
+    features are standardized on the training turns; the hashed ones stay 0 or 1, so a name never
+    seen in training weighs nothing. The hashed part is computed with bincount over the (turn,
+    bucket) pairs, not as a dense matrix: no BLAS threads, which on a shared machine cost more
+    than the sums."""
 
     def __init__(self, cases: list[dict]) -> None:
         self.trained_on = sorted(c["case_id"] for c in cases)
-        rows, labels = [], []
-        for case in cases:
-            ids, x = turn_features(case)
-            rows.append(x)
-            labels.append(evidence_labels(case, ids))
-        x, y = np.vstack(rows), np.concatenate(labels)
-        self.positives, self.turns = int(y.sum()), len(y)
-        self.centre, self.scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        z = (x - self.centre) / self.scale
-        weights = np.where(y > 0, (len(y) - y.sum()) / max(y.sum(), 1.0), 1.0).astype(np.float32)
+        feats = [turn_features(c) for c in cases]
+        offsets = np.cumsum([0] + [len(f.ids) for f in feats])
+        dense = np.vstack([f.dense for f in feats])
+        rows = np.concatenate([f.rows + o for f, o in zip(feats, offsets)])
+        buckets = np.concatenate([f.buckets for f in feats])
+        y = np.concatenate([evidence_labels(c, f.ids) for c, f in zip(cases, feats)])
+        n = len(y)
+        self.positives, self.turns = int(y.sum()), n
+        self.centre, self.scale = dense.mean(axis=0), dense.std(axis=0) + 1e-9
+        z = (dense - self.centre) / self.scale
+        weights = np.where(y > 0, (n - y.sum()) / max(y.sum(), 1.0), 1.0)
         weights /= weights.sum()
-        self.w, self.b = np.zeros(z.shape[1], dtype=np.float32), np.float32(0.0)
+        self.w_dense, self.w_hashed, self.b = np.zeros(DENSE_FEATURES), np.zeros(HASH_BUCKETS), 0.0
         for _ in range(STEPS):
-            p = 1.0 / (1.0 + np.exp(-(z @ self.w + self.b)))
-            g = weights * (p - y)
-            self.w -= LEARNING_RATE * (z.T @ g + L2 * self.w)
+            logit = self._scores(z, rows, buckets, n) + self.b
+            g = weights * (1.0 / (1.0 + np.exp(-logit)) - y)
+            self.w_dense -= LEARNING_RATE * ((z * g[:, None]).sum(axis=0) + L2 * self.w_dense)
+            self.w_hashed -= LEARNING_RATE * (np.bincount(buckets, weights=g[rows], minlength=HASH_BUCKETS)
+                                              + L2 * self.w_hashed)
             self.b -= LEARNING_RATE * g.sum()
+
+    def _scores(self, z: np.ndarray, rows: np.ndarray, buckets: np.ndarray, n: int) -> np.ndarray:
+        """The linear score of n turns (without the bias) from their standardized dense features
+        and their hashed (turn, bucket) pairs."""
+        return (z * self.w_dense).sum(axis=1) + np.bincount(rows, weights=self.w_hashed[buckets], minlength=n)
 
     def rank(self, case: dict) -> list[str]:
         """The case's turn ids, the most evidence-like first (ties: the newer turn first)."""
-        ids, x = turn_features(case)
-        scores = ((x - self.centre) / self.scale) @ self.w
-        order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), -i))
-        return [ids[i] for i in order]
+        f = turn_features(case)
+        scores = self._scores((f.dense - self.centre) / self.scale, f.rows, f.buckets, len(f.ids))
+        order = sorted(range(len(f.ids)), key=lambda i: (-float(scores[i]), -i))
+        return [f.ids[i] for i in order]
 
 
 def cue_records(cases: list[dict], k: int) -> tuple[list[dict], dict]:
@@ -201,7 +228,8 @@ def cue_records(cases: list[dict], k: int) -> tuple[list[dict], dict]:
                 ranking = reader.rank(case)
                 out += [search_record(CUES, case, q, ranking, k) for q in case["questions"]]
         folds.append(fold)
-    return out, {"folds": folds, "features": DENSE_FEATURES + HASH_BUCKETS, "steps": STEPS}
+    return out, {"folds": folds, "dense_features": DENSE_FEATURES, "hash_buckets": HASH_BUCKETS, "steps": STEPS,
+                 "learning_rate": LEARNING_RATE, "l2": L2}
 
 
 # ---------------------------------------------------------------------------------------------
