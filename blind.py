@@ -166,8 +166,8 @@ def evidence_labels(case: dict, ids: list[str]) -> np.ndarray:
 
 class CueReader:
     """Logistic regression on turn_features, learned on some cases' evidence labels. The dense
-    features are standardized on the training turns; the hashed ones stay 0 or 1, so a name never
-    seen in training weighs nothing. The hashed part is computed with bincount over the (turn,
+    features are standardized on the training turns; a hashed one is scaled by its spread there,
+    and a name never seen in training weighs nothing. The hashed part is computed with bincount over the (turn,
     bucket) pairs, not as a dense matrix: no BLAS threads, which on a shared machine cost more
     than the sums."""
 
@@ -183,6 +183,10 @@ class CueReader:
         self.positives, self.turns = int(y.sum()), n
         self.centre, self.scale = dense.mean(axis=0), dense.std(axis=0) + 1e-9
         z = (dense - self.centre) / self.scale
+        # A hashed feature is 1 / its standard deviation where present (scaled as the dense ones are,
+        # so gradient descent moves every weight at a comparable rate), 0 where absent or never seen.
+        share = np.bincount(buckets, minlength=HASH_BUCKETS) / n
+        self.hashed_value = np.where(share > 0, 1.0 / np.sqrt(share * (1 - share) + 1e-9), 0.0)
         weights = np.where(y > 0, (n - y.sum()) / max(y.sum(), 1.0), 1.0)
         weights /= weights.sum()
         self.w_dense, self.w_hashed, self.b = np.zeros(DENSE_FEATURES), np.zeros(HASH_BUCKETS), 0.0
@@ -190,14 +194,15 @@ class CueReader:
             logit = self._scores(z, rows, buckets, n) + self.b
             g = weights * (1.0 / (1.0 + np.exp(-logit)) - y)
             self.w_dense -= LEARNING_RATE * ((z * g[:, None]).sum(axis=0) + L2 * self.w_dense)
-            self.w_hashed -= LEARNING_RATE * (np.bincount(buckets, weights=g[rows], minlength=HASH_BUCKETS)
-                                              + L2 * self.w_hashed)
+            self.w_hashed -= LEARNING_RATE * (np.bincount(buckets, weights=g[rows] * self.hashed_value[buckets],
+                                                          minlength=HASH_BUCKETS) + L2 * self.w_hashed)
             self.b -= LEARNING_RATE * g.sum()
 
     def _scores(self, z: np.ndarray, rows: np.ndarray, buckets: np.ndarray, n: int) -> np.ndarray:
         """The linear score of n turns (without the bias) from their standardized dense features
         and their hashed (turn, bucket) pairs."""
-        return (z * self.w_dense).sum(axis=1) + np.bincount(rows, weights=self.w_hashed[buckets], minlength=n)
+        hashed = self.w_hashed[buckets] * self.hashed_value[buckets]
+        return (z * self.w_dense).sum(axis=1) + np.bincount(rows, weights=hashed, minlength=n)
 
     def rank(self, case: dict) -> list[str]:
         """The case's turn ids, the most evidence-like first (ties: the newer turn first)."""
