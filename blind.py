@@ -192,7 +192,7 @@ class CueReader:
         self.w_dense, self.w_hashed, self.b = np.zeros(DENSE_FEATURES), np.zeros(HASH_BUCKETS), 0.0
         for _ in range(STEPS):
             logit = self._scores(z, rows, buckets, n) + self.b
-            g = weights * (1.0 / (1.0 + np.exp(-logit)) - y)
+            g = weights * (0.5 * (1.0 + np.tanh(logit / 2)) - y)  # the logistic function, without exp's overflow
             self.w_dense -= LEARNING_RATE * ((z * g[:, None]).sum(axis=0) + L2 * self.w_dense)
             self.w_hashed -= LEARNING_RATE * (np.bincount(buckets, weights=g[rows] * self.hashed_value[buckets],
                                                           minlength=HASH_BUCKETS) + L2 * self.w_hashed)
