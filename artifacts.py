@@ -21,6 +21,7 @@ Usage:
   python artifacts.py --dataset data/imported/locomo.jsonl --out results/artifacts-locomo.json
   python artifacts.py --dataset data/cases-v2.jsonl --systems keyword bm25 --limit 0.10
   jq '.recall.cues' results/artifacts-locomo.json
+  python artifacts.py --side-by-side v2=results/a-v2.json locomo=results/a-locomo.json   # a markdown table
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import os
 import sys
 
 from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMIT, backend_records, blind_failures,
-                   cue_records, differences_table, recall_table, summary, table)
+                   cue_records, differences_table, read_artifacts, recall_table, side_by_side, summary, table)
 from interface import (CONTROL_NAMES, EXIT_OK, InputError, load_config, load_dataset, results_dir, run_cli,
                        sha256_file, write_json_atomic)
 from metrics import RESAMPLES, SEED, kind_of
@@ -50,6 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help=f"the most recall_any@k a query-blind system may reach on any kind (default {DEFAULT_LIMIT})")
     ap.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     ap.add_argument("--out", help="the JSON to write (default results/RUN_ID/artifacts-DATASET.json)")
+    ap.add_argument("--side-by-side", nargs="+", metavar="TITLE=PATH",
+                    help="run nothing: print these audits' JSON files side by side as a markdown table")
     a = ap.parse_args(argv)
     if not 0 <= a.limit <= 1:
         raise InputError(f"--limit {a.limit}: expected a share between 0 and 1")
@@ -66,9 +69,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
+def print_side_by_side(specs: list[str]) -> int:
+    """Several audits' JSON files as one markdown table, a column each."""
+    audits = []
+    for spec in specs:
+        title, sep, path = spec.partition("=")
+        if not sep or not title or not path:
+            raise InputError(f"--side-by-side {spec}: expected TITLE=PATH, e.g. locomo=results/artifacts-locomo.json")
+        audits.append((title, read_artifacts(path)))
+    header, rows = side_by_side(audits)
+    for row in [header, ["---"] * len(header)] + rows:
+        print("| " + " | ".join(row) + " |")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Load the dataset, run every system, compute the table and verdict, write and print them."""
     a = parse_args(argv)
+    if a.side_by_side:
+        return print_side_by_side(a.side_by_side)
     config = load_config(a.config)
     dataset = a.dataset or config["dataset"]
     k = a.k or config["top_k"]

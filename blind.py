@@ -323,6 +323,31 @@ def summary(audit: dict) -> str:
     return f"the audit holds {held}; {len(audit['reasons'])} reason(s), the first: {audit['reasons'][0]}."
 
 
+def side_by_side(audits: list[tuple[str, dict]]) -> tuple[list[str], list[list[str]]]:
+    """Several audits (each with a column title) side by side: one row per kind and system (the
+    baseline first, then the query-blind systems), each cell that dataset's recall_any@k with the
+    difference to its baseline and interval, "–" where the dataset has no such kind; the questions
+    measured and the verdict last."""
+    kinds = sorted({kind for _, a in audits for kind in a["kinds"]}) + [OVERALL]
+    header = ["kind", "system"] + [title for title, _ in audits]
+    rows = [["questions", ""] + [str(a["recall"][a["baseline"]][OVERALL]["n"]) for _, a in audits]]
+    for kind in kinds:
+        for role in ("baseline",) + BLIND_SYSTEMS:
+            row = [kind, role if role != "baseline" else "baseline (" + ", ".join(sorted({a["baseline"] for _, a in
+                                                                                          audits})) + ")"]
+            for _, a in audits:
+                system = a["baseline"] if role == "baseline" else role
+                r = a["recall"].get(system, {}).get(kind)
+                d = a["differences"].get(system, {}).get(kind) if role != "baseline" else None
+                if r is None or r["recall_any_at_k"] is None:
+                    row.append("–" if kind not in a["kinds"] + [OVERALL] else "n/a")
+                else:
+                    row.append(rate(r["recall_any_at_k"]) + (f" ({interval_text(d)})" if d else ""))
+            rows.append(row)
+    rows.append(["verdict", ""] + [a["verdict"] for _, a in audits])
+    return header, rows
+
+
 def read_artifacts(path: str) -> dict:
     """artifacts.json as artifacts.py wrote it, refused when it is another format."""
     obj = read_json(path, "artifact audit of artifacts.py", ("format",))

@@ -174,3 +174,20 @@ def test_an_audit_of_another_format_is_refused(tmp_path, capsys):
     paths = pipeline(tmp_path / "p", systems=("keyword",), run_args=("--retrieval-only",))
     assert make_report(paths, "--artifacts", str(path)) == 2
     assert "this code reads format 'artifacts/1' only: rerun artifacts.py" in capsys.readouterr().err
+
+
+def test_audits_print_side_by_side_as_one_markdown_table(tmp_path, capsys):
+    paths = {}
+    for name, tell in (("told", "FYI: "), ("clean", None)):
+        folder = tmp_path / name
+        folder.mkdir()
+        code, _ = audit(folder, make_cases(8, tell=tell, turns=60))
+        paths[name] = str(folder / "artifacts.json")
+    capsys.readouterr()
+    assert run_cli(artifacts.main, ["--side-by-side", f"told={paths['told']}", f"clean={paths['clean']}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| kind | system | told | clean |" and lines[2] == "| questions |  | 32 | 32 |"
+    assert any(line.startswith("| all | cues | ") for line in lines)
+    assert lines[-1].startswith("| verdict |  | FAIL | ")
+    assert run_cli(artifacts.main, ["--side-by-side", paths["told"]]) == 2
+    assert "expected TITLE=PATH" in capsys.readouterr().err
