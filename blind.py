@@ -316,8 +316,8 @@ def summary(audit: dict) -> str:
     """What the verdict (audit["verdict"], said before this text) held the systems to, and for a
     FAIL how many reasons and the first."""
     held = (f"every query-blind system ({', '.join(audit['blind_systems'])}) at most {audit['limit']:g} "
-            f"recall_any@{audit['k']} on every kind, and below `{audit['baseline']}` by a paired interval that "
-            f"excludes 0")
+            f"recall_any@{audit['k']} on every kind, and below the baseline {audit['baseline']} by a paired interval "
+            f"that excludes 0")
     if audit["verdict"] == "PASS":
         return f"{held}."
     return f"the audit holds {held}; {len(audit['reasons'])} reason(s), the first: {audit['reasons'][0]}."

@@ -803,9 +803,10 @@ def artifacts_section(scores: dict, artifacts: dict | None, manifest: dict, path
                                 "artifacts.py on it.")))
     header, rows = artifacts_table(artifacts)
     classes = ["baseline" if row[0] == "all" else "" for row in rows]
-    return blocks + [Para(segs(f"recall_any@{artifacts['k']} per kind of the query-blind systems (",
-                               *[x for s in artifacts["blind_systems"] for x in (Code(s), " ")],
-                               ") beside ", Code(artifacts["baseline"]), " and the systems named, each with its "
+    names = [x for i, s in enumerate(artifacts["blind_systems"]) for x in ([", "] if i else []) + [Code(s)]]
+    others = [x for s in artifacts["systems"][1:] for x in (", ", Code(s))]
+    return blocks + [Para(segs(f"recall_any@{artifacts['k']} per kind of the query-blind systems (", *names,
+                               ") beside the baseline ", Code(artifacts["baseline"]), *others, ", each with its "
                                f"difference to the baseline and 95% paired cluster-bootstrap interval "
                                f"({artifacts['resamples']:,} resamples). ", Code("cues"), " learns what marks an "
                                "evidence turn on half the cases and ranks the other half's turns without the "
