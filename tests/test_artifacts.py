@@ -5,13 +5,14 @@ the audit."""
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pytest
 
 import artifacts
 import blind
-from conftest import write_config
+from conftest import ROOT, write_config
 from interface import MemoryItem, dumps, run_cli
 from report_pipeline import make_report, pipeline
 
@@ -191,3 +192,19 @@ def test_audits_print_side_by_side_as_one_markdown_table(tmp_path, capsys):
     assert lines[-1].startswith("| verdict |  | FAIL | ")
     assert run_cli(artifacts.main, ["--side-by-side", paths["told"]]) == 2
     assert "expected TITLE=PATH" in capsys.readouterr().err
+
+
+def test_the_bundled_version_2_fails_on_its_tells_and_locomo_passes(tmp_path, capsys):
+    from test_importers import LOCOMO, locomo_mod, shared
+    cfg = write_config(tmp_path)
+    v2 = tmp_path / "v2.json"
+    assert run_cli(artifacts.main, ["--config", cfg, "--dataset", os.path.join(ROOT, "data", "cases-v2.jsonl"),
+                                    "--resamples", "1000", "--out", str(v2)]) == artifacts.EXIT_FAIL
+    a = json.loads(v2.read_text())
+    assert a["recall"]["cues"]["all"]["recall_any_at_k"] > a["recall"]["keyword"]["all"]["recall_any_at_k"]
+    locomo = str(tmp_path / "locomo.jsonl")
+    assert run_cli(locomo_mod.main, [shared(LOCOMO), "--out", locomo]) == 0
+    out = tmp_path / "locomo.json"
+    assert run_cli(artifacts.main, ["--config", cfg, "--dataset", locomo, "--resamples", "1000",
+                                    "--out", str(out)]) == 0, json.loads(out.read_text())["reasons"]
+    assert "PASS: every query-blind system" in capsys.readouterr().out
