@@ -57,7 +57,7 @@ LINK_LATEST = mkdir -p results runs && ln -sfn "$$($(RELPATH) $(RESULTS_DIR) res
 # estimate of the rest from the steps already timed. The plans are the kinds of the steps, in the
 # order the recipes below take them; a target typed alone (MAKELEVEL 0) begins a plan of its own.
 STAGES = $(PY) stages.py --state .cache/stages-$(RUN_ID).json
-RETRIEVAL_PLAN = manifest $(foreach s,$(MODEL_FREE_SYSTEMS),run-free) check score report
+RETRIEVAL_PLAN = manifest $(foreach s,$(MODEL_FREE_SYSTEMS),run-free) check score artifacts report
 ANSWERS_PLAN = manifest $(foreach s,$(SYSTEMS),run-answer) judge calibrate check score report
 TOP = $(filter 0,$(MAKELEVEL))
 
@@ -157,7 +157,8 @@ bench: $(VENV)/.core $(VENV)/.plots
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
 # answer (contract, budget, leakage; a FAIL, exit 4, is reported, not fatal; any other exit stops),
-# in $(MODEL_FREE)/report.md;
+# the artifact audit (query-blind systems against the baseline; a FAIL, exit 4, is reported, not
+# fatal), in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	@$(if $(TOP),$(STAGES) begin $(RETRIEVAL_PLAN))
@@ -172,10 +173,13 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 	@$(STAGES) stage score "score.py (model-free)"
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
 		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
+	@$(STAGES) stage artifacts "artifacts.py (model-free)"
+	$(PY) artifacts.py --config $(RUN_CONFIG) --systems $(BASELINE) --out $(MODEL_FREE)/artifacts.json > /dev/null \
+		|| [ $$? -eq 4 ]
 	@$(LINK_LATEST)
 	@$(STAGES) stage report "report.py (model-free)"
 	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
-		--checks $(MODEL_FREE)/checks.json --out $(MODEL_FREE)/report.md
+		--checks $(MODEL_FREE)/checks.json --artifacts $(MODEL_FREE)/artifacts.json --out $(MODEL_FREE)/report.md
 	@$(if $(TOP),$(STAGES) end)
 
 # The run order after the model-free pass (controls and systems, then one judge for all): the

@@ -537,6 +537,11 @@ def validate_case(case: dict, where: str, seen_cases: set, seen_qids: set) -> No
             raise InputError(f"{q_where}: field 'evidence' must be empty for an abstention question "
                              f"(the asked fact is never stated)")
         _optional_meta(q, q_where)
+        answer = (q.get("meta") or {}).get("answer_evidence")  # optional: the answer-bearing turns
+        if answer is not None and (not isinstance(answer, list) or not answer
+                                   or not all(isinstance(x, str) for x in answer) or not set(answer) <= set(evidence)):
+            raise InputError(f"{q_where}: field 'meta.answer_evidence' must be a non-empty list of turn ids from "
+                             f"'evidence' (the evidence turns that state the answer), got {answer!r}")
         if not evidence and is_answerable(q) and not no_evidence_reason(q):
             raise InputError(f"{q_where}: field 'evidence' is empty for an answerable {qtype} question; "
                              f"list the turns that state the answer (the oracle control and recall need them), "
@@ -620,7 +625,7 @@ def dataset_counts(cases: list[dict]) -> dict:
 # that wrote it, not read through branches for the fields another writer lacked.
 RUN_FORMAT = "run/3"
 VERDICT_FORMAT = "verdict/1"
-SCORES_FORMAT = "scores/1"
+SCORES_FORMAT = "scores/2"
 CHECKS_FORMAT = "checks/1"
 MANIFEST_FORMAT = "manifest/1"
 CALIBRATION_FORMAT = "calibration/1"

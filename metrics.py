@@ -197,6 +197,26 @@ def evidence_found(rec: dict) -> tuple[bool, bool]:
     return not evidence.isdisjoint(rec["retrieved_ids"]), evidence.issubset(rec["context_ids"])
 
 
+def answer_evidence(rec: dict) -> list[str]:
+    """The question's answer-bearing turns (meta.answer_evidence: the evidence turns that state
+    the answer, not the bridge turns that only lead to it); empty when the dataset marks none."""
+    return list(rec["meta"].get("answer_evidence") or [])  # an optional annotation
+
+
+def answer_found(rec: dict) -> tuple[bool, bool]:
+    """One question's answer-bearing recall, for a record with marked answer-bearing turns and
+    provenance: whether some answer-bearing turn was retrieved (@k) and whether some reached the
+    context. A bridge turn alone counts as found in recall_any@k, and not here."""
+    answer = set(answer_evidence(rec))
+    return not answer.isdisjoint(rec["retrieved_ids"]), not answer.isdisjoint(rec["context_ids"])
+
+
+def kind_of(question: dict) -> str:
+    """A question's kind: meta.kind when the dataset names one (a finer grouping than the type),
+    else its type."""
+    return (question.get("meta") or {}).get("kind") or question["type"]  # both are optional annotations
+
+
 def retrieval_measurable(rec: dict) -> bool:
     """Whether a record's retrieval can be measured: it has gold evidence, and provenance (the
     stored turns its hits and its context came from)."""
@@ -228,10 +248,24 @@ def recall_metrics(recs: list[dict]) -> dict:
     kw_note = None if keyworded else ("no question has keywords (meta.keywords)" if not any(
         r["meta"].get("keywords") for r in recs) else "every question with keywords failed")  # optional annotation
     found = [evidence_found(r) for r in measured]
+    answered = [answer_found(r) for r in measured if answer_evidence(r)]
+    if not measured:
+        answer_note = "no question's retrieval is measured"
+    elif not answered:
+        answer_note = ("the dataset marks no answer-bearing turns (meta.answer_evidence), so a bridge turn cannot be "
+                       "told from the turn that holds the answer")
+    elif len(answered) < len(measured):
+        answer_note = (f"measured on the {len(answered)} of {len(measured)} questions that mark answer-bearing turns "
+                       f"(meta.answer_evidence)")
+    else:
+        answer_note = None
     return {
         "recall_any_at_k": mean([any_ for any_, _ in found]),
         "recall_all_in_context": mean([all_ for _, all_ in found]),
         "recall_n": len(measured), "recall_note": "; ".join(notes) or None,
+        "answer_recall_at_k": mean([any_ for any_, _ in answered]),
+        "answer_recall_in_context": mean([in_ctx for _, in_ctx in answered]),
+        "answer_recall_n": len(answered), "answer_recall_note": answer_note,
         "keyword_recall_at_k": mean([bool(r["keyword_ranks"]) for r in keyworded]),
         "keyword_recall_in_context": mean([any(k <= r["hits_kept"] for k in r["keyword_ranks"]) for r in keyworded]),
         "keyword_recall_n": len(keyworded), "keyword_recall_note": kw_note,
@@ -374,6 +408,16 @@ def type_metrics(recs: list[dict], rows: list[dict]) -> dict:
     return out
 
 
+def kind_metrics(recs: list[dict]) -> dict:
+    """Per kind (kind_of: meta.kind, else the type), the retrieval recalls, answer-bearing recall
+    included, by the same function on the kind's questions, and how many questions it has."""
+    groups: dict = defaultdict(list)
+    for r in recs:
+        groups[kind_of(r)].append(r)
+    return {kind: {"n": len({r["qid"] for r in krecs}), **recall_metrics(krecs)}
+            for kind, krecs in sorted(groups.items())}
+
+
 def usage_counts(asked: list[dict], field: str) -> tuple[list[int], int]:
     """The endpoint's token counts of one kind over the answer calls that reported one, and how
     many calls reported none (a missing count is not measured, never 0)."""
@@ -486,7 +530,8 @@ def score_system(recs: list[dict], rows: list[dict]) -> dict:
         "failure_causes": {c: causes[c] for c in FAILURE_CAUSES},
         "unparseable": sum(1 for x in graded if x["verdict"] == "unparseable"),
         "decided_by": dict(sorted(Counter(x["by"] for x in graded).items())),
-        "by_type": type_metrics(recs, rows), **recall_metrics(recs), **rank_metrics(recs),
+        "by_type": type_metrics(recs, rows), "by_kind": kind_metrics(recs), **recall_metrics(recs),
+        **rank_metrics(recs),
         "searched": sum(1 for r in recs if r["error"] is None),
         "hits_without_provenance": sum(1 for r in recs if r["error"] is None and r["retrieved_ids"] is None),
         **staleness_metrics(recs), **contradiction_metrics(rows), **write_precision_metrics(recs, rows),

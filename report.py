@@ -60,6 +60,9 @@ from typing import NamedTuple
 import yaml
 
 import runindex
+from blind import read_artifacts
+from blind import summary as artifacts_summary
+from blind import table as artifacts_table
 from context import render_line
 from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
                        InputError, check_format, check_manifest_describes, dataset_from, iter_cases, load_comparison,
@@ -811,6 +814,58 @@ def retrieval_paired_section(scores: dict) -> list:
     return blocks + notes.blocks("Notes:")
 
 
+def kind_recall_section(scores: dict, order: list[dict]) -> list:
+    """Recall per kind (meta.kind when the dataset names one, else the type), with answer-bearing
+    recall beside it: whether a turn that states the answer, not only a bridge turn that leads to
+    it, was retrieved and reached the context."""
+    notes = Footnotes()
+    rows, classes = [], []
+    for s in order:
+        for kind, m in s["by_kind"].items():
+            rows.append([display(s, scores), segs(kind), str(m["n"])] +
+                        [notes.cell(rate(m[key]), s["label"], name, m[note]) for key, name, note in (
+                            ("recall_any_at_k", "recall", "recall_note"),
+                            ("recall_all_in_context", "recall", "recall_note"),
+                            ("answer_recall_at_k", "answer-bearing recall", "answer_recall_note"),
+                            ("answer_recall_in_context", "answer-bearing recall", "answer_recall_note"))])
+            classes.append(row_class(s, scores))
+    header = ["system", "kind", "n", "recall@k", "recall in ctx", "answer recall@k", "answer recall in ctx"]
+    return [Heading(2, "Recall per kind, and answer-bearing recall", "kinds"),
+            Para(segs("Per kind of question (", Code("meta.kind"), " when the dataset names one, else the type). "
+                      "recall@k counts a question as found when any evidence turn was retrieved, a bridge turn that "
+                      "only leads to the answer included; answer recall counts it only when a turn that states the "
+                      "answer (", Code("meta.answer_evidence"), ") was retrieved (@k) or reached the context.")),
+            Table(header, rows, classes, [False, False] + [True] * (len(header) - 2))] + notes.blocks()
+
+
+def artifacts_section(scores: dict, artifacts: dict | None, manifest: dict, path: str | None) -> list:
+    """The artifact audit of artifacts.py (model-free report only): what systems that never read
+    the question find, per kind, against the baseline, and the verdict; or how to run it."""
+    if not retrieval_only(scores):
+        return []
+    blocks: list = [Heading(2, "Artifact audit: what a system that never reads the question finds", "artifacts")]
+    if artifacts is None:
+        return blocks + [Para(segs("Not run. ", Code(f"python artifacts.py --dataset {manifest['dataset']} --out "
+                                                     f"results/{manifest['run_id']}/model-free/artifacts.json"),
+                                   " runs it, and report.py shows it with --artifacts."))]
+    if artifacts["dataset_sha256"] != manifest["dataset_sha256"]:
+        blocks.append(Para(segs(Strong("Another dataset: "), Code(path), f" audited {artifacts['dataset']} "
+                                f"(sha256 {artifacts['dataset_sha256'][:12]}), not this comparison's; rerun "
+                                "artifacts.py on it.")))
+    header, rows = artifacts_table(artifacts)
+    classes = ["baseline" if row[0] == "all" else "" for row in rows]
+    names = [x for i, s in enumerate(artifacts["blind_systems"]) for x in ([", "] if i else []) + [Code(s)]]
+    others = [x for s in artifacts["systems"][1:] for x in (", ", Code(s))]
+    return blocks + [Para(segs(f"recall_any@{artifacts['k']} per kind of the query-blind systems (", *names,
+                               ") beside the baseline ", Code(artifacts["baseline"]), *others, ", each with its "
+                               f"difference to the baseline and 95% paired cluster-bootstrap interval "
+                               f"({artifacts['resamples']:,} resamples). ", Code("cues"), " learns what marks an "
+                               "evidence turn on half the cases and ranks the other half's turns without the "
+                               "question.")),
+                     Table(header, rows, classes, [False, True] + [True] * (len(header) - 2)),
+                     Para(segs(Strong(artifacts["verdict"]), ": ", artifacts_summary(artifacts)))]
+
+
 def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
     """What the controls say about the instrument (none low, oracle high). Whether `none` is
     low enough and `oracle` high enough is check.py's verdict, per question type against
@@ -1316,7 +1371,7 @@ def plots_note(plots: dict | None) -> list:
 
 
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
-                 audit: dict | None, plots: dict | None, paths: dict) -> list:
+                 audit: dict | None, plots: dict | None, paths: dict, artifacts: dict | None = None) -> list:
     """The whole report: first the answer (the compact table, the controls and the deviations in a
     line each), then the rest: every metric, the contract, the paired comparisons,
     the controls, the breakdowns, the judge, the checks, the facts and the commands."""
@@ -1342,6 +1397,8 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks += type_differences_section(scores, order)
     blocks += controls_section(scores, order, checks, current)
     blocks += by_type_section(scores, order)
+    blocks += kind_recall_section(scores, order)
+    blocks += artifacts_section(scores, artifacts, manifest, paths["artifacts"])
     blocks += budget_section(scores, order, got)
     blocks += failures_section(scores, order, got, html_name)
     blocks += cost_section(scores, order)
@@ -1757,6 +1814,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checks", help="results/$RUN/checks.json from check.py (optional)")
     ap.add_argument("--calibration", help="results/$RUN/calibration.json from judge.py --calibrate (optional)")
     ap.add_argument("--audit", help="results/$RUN/audit.json from audit.py join (optional)")
+    ap.add_argument("--artifacts", help="results/$RUN/model-free/artifacts.json from artifacts.py (optional; the "
+                                        "model-free report shows it)")
     ap.add_argument("--dataset", help="the dataset, when it is no longer where the manifest says (checked by sha256)")
     ap.add_argument("--out", help="report.md to write; report.html and the plots go beside it (default: report.md "
                                   "beside --scores)")
@@ -1766,7 +1825,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--out {a.out}: expected a .md path (report.html and the plots are written beside it)")
     stem = a.out[:-3]
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
-             "calibration": a.calibration, "audit": a.audit, "out": a.out, "html": stem + ".html"}
+             "calibration": a.calibration, "audit": a.audit, "artifacts": a.artifacts, "out": a.out, "html": stem + ".html"}
 
     # 1. The comparison: scores.json, and the very run files and verdicts it was made from, held
     #    against the dataset the manifest names (the turn texts the explorer shows).
@@ -1787,6 +1846,7 @@ def main(argv: list[str] | None = None) -> int:
                                                         "kappa", "heldout")) if a.calibration else None
     audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",
                                       "flagged")) if a.audit else None
+    artifacts = read_artifacts(a.artifacts) if a.artifacts else None
     # 3. Plots, then the report in both forms.
     order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -1800,7 +1860,7 @@ def main(argv: list[str] | None = None) -> int:
         elif os.path.exists(path):
             os.unlink(path)  # a plot of an earlier report that this one does not draw
     blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
-                          paths)
+                          paths, artifacts)
     write_atomic(a.out, render_markdown(blocks, os.path.basename(paths["html"])))
     # The cases of the records, read again from the file dataset_from validated.
     cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))

@@ -14,7 +14,9 @@ What it does (see data/IMPORTING.md for the reasons):
     are kept for every system, flagged ("after_question": true), and the move is reported
     (question meta keeps the original question_date); integer answers become strings;
   - `_abs` question ids become type "abstention" with evidence [] (the would-be evidence is in
-    meta.would_be_evidence); question meta holds "source", "source_type" and "abstention";
+    meta.would_be_evidence); question meta holds "source", "source_type" and "abstention", and
+    an answerable question's "answer_evidence" (its flagged turns: each states the answer or a
+    part of it);
   - --per-type N takes a stratified sample: reservoir sampling per contract type, seeded with
     --seed, in a first streaming pass; a second pass writes the chosen cases in file order.
 
@@ -206,6 +208,9 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
         if evidence:
             meta["would_be_evidence"] = evidence
         evidence = []
+    else:
+        # Every flagged turn states (part of) the answer: LongMemEval flags no bridge turns.
+        meta["answer_evidence"] = list(evidence)
     question = {"qid": qid, "type": qtype, "asked_at": asked_at, "question": text, "gold_answer": gold,
                 "evidence": evidence, "meta": meta}
     return {"case_id": qid, "sessions": sessions, "questions": [question],

@@ -1,5 +1,5 @@
 """Every record says its format (run/3, verdict/1, checks/1, manifest/1, calibration/1, audit/1,
-audit_key/1; scores/1 in test_report.py), and a reader refuses another version, or a record
+audit_key/1; scores/2 in test_report.py), and a reader refuses another version, or a record
 without one, naming path:line, the version found, the version it reads and the fix, instead of
 growing a branch for what an older writer lacked."""
 from __future__ import annotations

@@ -351,7 +351,8 @@ def test_lme_oracle_turn_ids_and_abstention(tmp_path: Path, capsys: pytest.Captu
     assert ku["type"] == "knowledge_update" and ku["asked_at"] == "2023-06-01T00:58:00"
     assert ku["evidence"] == ["answer_a25d4a91_1_5", "answer_a25d4a91_2_1"]  # has_answer turns, 1-based
     assert ku["meta"] == {"source": "longmemeval", "source_type": "knowledge-update", "abstention": False,
-                          "answer_session_ids": ["answer_a25d4a91_1", "answer_a25d4a91_2"]}
+                          "answer_session_ids": ["answer_a25d4a91_1", "answer_a25d4a91_2"],
+                          "answer_evidence": ["answer_a25d4a91_1_5", "answer_a25d4a91_2_1"]}
     q = by_id["gpt4_70e84552_abs"]["questions"][0]
     assert q["type"] == "abstention" and q["evidence"] == []
     assert q["meta"]["source"] == "longmemeval" and q["meta"]["abstention"] is True

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-STAGES = ("manifest.py", "run.py", "judge.py", "score.py", "report.py")
+STAGES = ("manifest.py", "run.py", "judge.py", "score.py", "artifacts.py", "report.py")
 RECORD = ("import os, sys\n"
           "with open(os.environ['STAGES_RAN'], 'a', encoding='utf-8') as fh:\n"
           "    fh.write(os.path.basename(sys.argv[0]) + '\\n')\n")
@@ -64,7 +64,8 @@ def test_a_crash_or_bad_input_in_check_py_stops_the_recipe(tmp_path, target, end
 def test_a_fail_of_the_checks_is_let_through_to_the_report(tmp_path, target, ending):
     result, ran = make(tmp_path, target, ending)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert ran[ran.index("check.py"):] == ["check.py", "score.py", "report.py"]
+    after = ["check.py", "score.py", *(["artifacts.py"] if target == "retrieval" else []), "report.py"]
+    assert ran[ran.index("check.py"):] == after
 
 
 def test_check_py_states_its_exit_codes_in_its_help_and_docs():
