@@ -78,14 +78,14 @@ def measure(records: list[dict], template: str, url: str, model: str, max_tokens
             "wall_s": round(wall, 1), "prompt_tokens": prompt_tokens, "rows": rows}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default=os.path.join(ROOT, "config.yaml"))
     ap.add_argument("--dataset", required=True, help="the split to measure on (a dev split: tune on nothing else)")
     ap.add_argument("--systems", nargs="+", default=["oracle", "none"])
     ap.add_argument("--prompt", help="a file with the answer prompt to try (default: the config's answer_prompt)")
     ap.add_argument("--max-tokens", type=int, help="default: the config's answer_max_tokens")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     url = os.environ.get("LLM_BASE_URL")
     if not url:
         sys.exit("bench: no LLM_BASE_URL; run it inside serve.py (see --help)")
