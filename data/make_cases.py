@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from interface import EXIT_BAD_INPUT, EXIT_OK, check_generated, dumps, write_atomic  # noqa: E402
+import cases_v3  # noqa: E402
 from vocabulary import (CLUSTERS, FIRST, LAST, MONTHS, NUMBER_WORDS, REGIONS, SERVICES, STORES,  # noqa: E402
                         V2_EXTRA_SERVICES, WEEKDAYS, month_day, pool_split)
 
@@ -2350,17 +2351,19 @@ def render(cases: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--version", choices=("1", "2", "all"), default="all",
-                    help="which version's files to write or check (default: both)")
+    ap.add_argument("--version", choices=("1", "2", "3", "all"), default="all",
+                    help="which version's files to write or check (default: all three)")
     ap.add_argument("--test-cases", type=int, default=46, help="version 1 test cases")
     ap.add_argument("--dev-cases", type=int, default=12, help="version 1 dev cases")
     ap.add_argument("--v2-test-cases", type=int, default=V2_TEST_CASES)
     ap.add_argument("--v2-dev-cases", type=int, default=V2_DEV_CASES)
+    ap.add_argument("--v3-test-cases", type=int, default=cases_v3.TEST_CASES)
+    ap.add_argument("--v3-dev-cases", type=int, default=cases_v3.DEV_CASES)
     ap.add_argument("--out-dir", default=HERE)
     ap.add_argument("--check", action="store_true",
                     help="regenerate in memory and exit 2 if the files on disk differ")
     a = ap.parse_args(argv)
-    if min(a.test_cases, a.dev_cases, a.v2_test_cases, a.v2_dev_cases) < 1:
+    if min(a.test_cases, a.dev_cases, a.v2_test_cases, a.v2_dev_cases, a.v3_test_cases, a.v3_dev_cases) < 1:
         print("error: every --*-cases count must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     outputs = {}
@@ -2370,6 +2373,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.version in ("2", "all"):
         outputs[V2_FILES["test"]] = render(make_split_v2(a.v2_test_cases, a.seed + 2, dev=False))
         outputs[V2_FILES["dev"]] = render(make_split_v2(a.v2_dev_cases, a.seed + 3, dev=True))
+    if a.version in ("3", "all"):
+        outputs[cases_v3.FILES["test"]] = render(cases_v3.make_split_v3(a.v3_test_cases, a.seed + 4, dev=False))
+        outputs[cases_v3.FILES["dev"]] = render(cases_v3.make_split_v3(a.v3_dev_cases, a.seed + 5, dev=True))
     for name, text in outputs.items():
         path = os.path.join(a.out_dir, name)
         if a.check:

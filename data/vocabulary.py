@@ -66,3 +66,12 @@ def pool_split(pool: list[str] | tuple, dev: bool, dev_share: float = 0.25) -> l
 def month_day(d: date) -> str:
     """The canonical gold form of a date, e.g. 'June 22'."""
     return f"{MONTHS[d.month - 1]} {d.day}"
+
+# More services for version 3, whose cases hold facts about some thirty services each.
+V3_EXTRA_SERVICES = ("alder-queue birch-auth cedar-index damson-api elm-relay fir-billing gorse-cache "
+                     "hazel-sync ilex-ingest juniper-lite kapok-mail larch-ocr maple-geo nutmeg-pdf "
+                     "olive-export poplar-jobs quince-flags rowan-router sumac-search teak-notify "
+                     "upas-ledger viburnum-cdn willow-media yucca-push zelkova-dns aspen-audit "
+                     "balsa-crm catalpa-store dogwood-sched eucalypt-feed ficus-gateway ginkgo-tiles "
+                     "holly-metrics iroko-stream jacaranda-rpc kowhai-bus linden-pay mulberry-vault "
+                     "neem-render osier-cleanup").split()
