@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
 import phrases_v3 as P
-from vocabulary import CLUSTERS, FIRST, LAST, MONTHS, NUMBER_WORDS, REGIONS, SERVICES, STORES, V2_EXTRA_SERVICES, \
-    V3_EXTRA_SERVICES, WEEKDAYS, month_day, pool_split
+from vocabulary import CLUSTERS, COMPONENTS, FIRST, LAST, MONTHS, NUMBER_WORDS, REGIONS, SERVICE_WORDS, STORES, \
+    WEEKDAYS, month_day, pool_split
 
 KINDS = ("paraphrase", "coreference", "split", "aggregation", "time", "update_chain", "near_duplicate",
          "near_miss", "forgetting")
@@ -39,7 +39,7 @@ IDK = "I don't know"
 NONE_MAX = {"default": 0.10, "preference": 0.20}
 # How many structures of each sort a case holds; questions ask about one of them at random.
 COUNTS = {"plain": 12, "alias": 10, "coref": 8, "vcpu": 6, "squad": 4, "join": 5, "freeze": 5, "pages": 14,
-          "rollouts": 7, "service_talk": 150, "relative": 10, "duration": 4, "chains": 8, "prefs": 5, "twins": 6, "events": 8,
+          "rollouts": 7, "service_talk": 200, "relative": 10, "duration": 4, "chains": 8, "prefs": 5, "twins": 6, "events": 8,
           "offsite": 2, "private": 2, "port_retract": 3, "owner_fix": 4}
 CHATTER_SHARE = 0.3  # small-talk turns per fact turn
 WORD = re.compile(r"\w+")
@@ -114,7 +114,8 @@ class Case3:
         r = self.rng = rng
         self.case_id = case_id
         n_sessions = r.randint(16, 20)
-        self.services = r.sample(pools["services"], 32)
+        words, parts = r.sample(pools["service_words"], 12), r.sample(COMPONENTS, 8)
+        self.services = r.sample([f"{w}-{c}" for w in words for c in parts], 32)
         firsts, lasts = r.sample(pools["first"], 14), r.sample(pools["last"], 12)
         people = [f"{f} {l}" for f, l in zip(firsts[:12], lasts)]
         # Two pairs of people share a surname; they own one service each and nothing else.
@@ -175,8 +176,10 @@ class Case3:
         body, end = (text[:-1], text[-1]) if text[-1] in ".?!" else (text, ".")
         tail = r.choice(P.TAILS) if end == "." else ""
         opener = r.choice(P.OPENERS)
-        out = f"{opener}{body}{tail}{end}"
-        return cap(out, set(self.services))
+        out = cap(f"{opener}{body}{tail}{end}", set(self.services))
+        for _ in range(r.choice((0, 1, 1, 1, 2))):
+            out += " " + r.choice(P.ASIDES).format(p=r.choice(self.people), n=r.randint(3, 40))
+        return out
 
     def say(self, session: int, *texts: str) -> list:
         """Consecutive turns in a session; returns their tags."""
@@ -410,8 +413,7 @@ class Case3:
                 continue
             said = f"{m.group(1)}-{m.group(2)}"
             near = next((f"{m.group(1)}-{s}" for s in r.sample(P.NEAR_SUFFIXES, len(P.NEAR_SUFFIXES))
-                         if f"{m.group(1)}-{s}" != said and not any(x.startswith(f"{m.group(1)}-") and x != said
-                                                                   for x in self.services)), None)
+                         if f"{m.group(1)}-{s}" not in self.services), None)
             if near:
                 self.add("near_miss", "abstention", cap(r.choice(P.ASK["port"]).format(svc=near), set()), IDK, [],
                          keywords=[], near_miss=[said], never_said=[near])
@@ -510,6 +512,14 @@ class Case3:
         return {"case_id": self.case_id, "sessions": sessions, "questions": questions,
                 "meta": {"size": "long", "generator": GENERATOR}}
 
+    def ask(self, text: str) -> str:
+        """A question as people type it in chat: sometimes with a lead or an ending."""
+        lead, end = self.rng.choice(P.ASK_LEADS), self.rng.choice(P.ASK_ENDS)
+        body = text[:-1] if text.endswith("?") else text
+        if lead:
+            body = body[0].lower() + body[1:] if not any(body.startswith(n) for n in self.reserved) else body
+        return cap(f"{lead}{body}{end}?", set(self.services))
+
     def record(self, q: Q, k: int, ids: dict) -> dict:
         """A question as the dataset writes it: tags become turn ids."""
         meta = {"kind": q.kind, "keywords": q.keywords}
@@ -523,15 +533,14 @@ class Case3:
             else:
                 meta[key] = v
         return {"qid": f"{self.case_id}q{k}", "type": q.qtype, "asked_at": self.asked.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "question": q.text, "gold_answer": q.gold, "evidence": [ids[t] for t in q.evidence], "meta": meta}
+                "question": self.ask(q.text), "gold_answer": q.gold, "evidence": [ids[t] for t in q.evidence], "meta": meta}
 
 
 def make_split_v3(n_cases: int, seed: int, dev: bool) -> list[dict]:
     """Generate one version 3 split: every case has one question of each kind."""
     rng = random.Random(seed)
     pools = {"first": pool_split(FIRST, dev), "last": pool_split(LAST, dev),
-             "services": pool_split(SERVICES, dev) + pool_split(V2_EXTRA_SERVICES, dev)
-             + pool_split(V3_EXTRA_SERVICES, dev),
+             "service_words": pool_split(SERVICE_WORDS, dev),
              "cluster_words": sorted({c.split("-")[0] for c in CLUSTERS}),
              "cluster_numbers": list(range(50, 100) if dev else range(1, 50))}
     cases = []

@@ -15,18 +15,39 @@ TAILS = ("", "", "", "", "", "", ", as far as I know", " - it came up in standup
          " - I told the team on Monday", ", if anyone asks", ", at least that's what the doc says",
          " and nobody objected", ", more on that tomorrow", " after a long thread about it")
 
+# How people start and end a question in chat; part of the question, not a sentence around it.
+ASK_LEADS = ("", "", "", "do you know ", "any idea ", "remind me, ", "quick one: ", "do you remember ")
+ASK_ENDS = ("", "", "", " again", " at the moment", " right now", ", if you remember", ", do you know")
+
+# Second sentences: what people add after the point of a message. Added with the same odds to
+# every turn; they name no service and state nothing a question asks.
+ASIDES = (
+    "I'll bring it up at the planning meeting on Thursday.", "The rest of my day went to interviews.",
+    "{p} said the same thing in the retro, so I think we are aligned on it.", "Anyway, I need more coffee before the next call.",
+    "We should write this down somewhere people will actually find it.", "Not urgent, but I didn't want to forget it.",
+    "It's been a long week and it's only Tuesday.", "{p} wants a summary of all this for the newsletter.",
+    "I only found out because somebody mentioned it in the hallway.", "Let me know if that doesn't match what you heard.",
+    "The doc is out of date again, I'll fix it when I have a minute.", "I'm telling everyone so nobody is surprised later.",
+    "There were about {n} people on the call, which was too many.", "I think {p} knows more about the history of it than I do.",
+    "My calendar is a wall of meetings until the end of the month.", "We argued about it for {n} minutes and then moved on.",
+    "It took me a while to piece that together from the chat logs.", "I'll double check with {p} tomorrow morning.",
+    "Half of the team wasn't in the loop, so this is for them.", "The ticket for it is somewhere in the backlog.",
+    "Honestly I'd rather talk about the roadmap, but this came first.", "Nobody complained, which is a good sign.",
+    "I wrote it on a sticky note and then lost the sticky note.", "Let's see how it looks after the weekend.",
+)
+
 # Plain statements of one attribute. Words differ from the paraphrase questions (PARA_ASK).
 SAY = {
-    "owner": ("{p} owns {svc} now.", "{svc} belongs to {p}.", "{p} is the owner of {svc}.",
-              "{svc} is {p}'s service, reviews go through them.", "for {svc}, talk to {p}; it's theirs."),
-    "port": ("{svc} listens on port {v}.", "{svc} binds {v}.", "the health check for {svc} hits :{v}/healthz.",
-             "{svc} serves on {v}.", "the firewall rule for {svc} opens {v} and nothing else."),
-    "release": ("{svc} {v} is what's live.", "production runs {svc} {v}.", "we shipped {svc} {v}.",
-                "{svc} is on build {v}.", "tagged {v} for {svc} and it went to 100%."),
-    "cluster": ("{svc} runs on {v}.", "{svc} is deployed on {v}.", "the pods of {svc} live in {v}.",
-                "{svc} sits on {v}.", "the scheduler pins {svc} to {v}."),
-    "store": ("{svc} keeps its state in {v}.", "{svc} persists to {v}.", "the backing store of {svc} is {v}.",
-              "{svc} talks to {v}.", "under the hood {svc} is {v} plus a thin API."),
+    "owner": ("{p} owns {svc} now.", "the owner of {svc} is {p}.", "{p} is the owner of {svc}.",
+              "{svc} is {p}'s service, reviews go through them.", "put {p} down as the owner of {svc}."),
+    "port": ("{svc} listens on port {v}.", "{svc} binds port {v}.", "the health check for {svc} hits :{v}/healthz.",
+             "the port of {svc} is {v}.", "the firewall rule for {svc} opens port {v} and nothing else."),
+    "release": ("the live version of {svc} is {v}.", "production runs {svc} version {v}.", "we shipped {svc} {v}.",
+                "{svc} is on build {v}.", "tagged build {v} for {svc} and it went to 100%."),
+    "cluster": ("{svc} runs on the {v} cluster.", "{svc} is deployed on {v}.", "the pods of {svc} live in cluster {v}.",
+                "{svc} sits on the {v} cluster.", "the scheduler pins {svc} to {v}."),
+    "store": ("{svc} keeps its state in the database {v}.", "{svc} persists to {v}.", "the database of {svc} is {v}.",
+              "{svc} talks to a {v} database.", "under the hood {svc} is {v} plus a thin API."),
 }
 # Questions that share no content word with SAY's phrasings of the same attribute, besides the
 # name: a reader must know that "dial" means a port and "kubectl context" a cluster.
