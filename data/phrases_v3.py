@@ -8,16 +8,16 @@ Questions are asked as a person asks them, with no sentence around them.
 from __future__ import annotations
 
 # Openers and tails: drawn with the same odds for every statement, fact or not.
-OPENERS = ("", "", "", "", "", "", "so ", "also, ", "okay, ", "right, ", "btw ", "oh, ", "anyway, ",
-           "by the way, ", "hm, ", "well, ")
+OPENERS = ("", "", "", "so ", "also, ", "okay, ", "right, ", "btw ", "oh, ", "anyway, ", "by the way, ", "hm, ",
+           "well, ", "and ", "fyi ", "ok so ", "yeah, ", "one more thing, ", "hey, ", "then ")
 TAILS = ("", "", "", "", "", "", ", as far as I know", " - it came up in standup", ", for what it's worth",
          ", which surprised me", " and that's the last of it for this week", ", so keep that in mind",
          " - I told the team on Monday", ", if anyone asks", ", at least that's what the doc says",
          " and nobody objected", ", more on that tomorrow", " after a long thread about it")
 
 # How people start and end a question in chat; part of the question, not a sentence around it.
-ASK_LEADS = ("", "", "", "do you know ", "any idea ", "remind me, ", "quick one: ", "do you remember ")
-ASK_ENDS = ("", "", "", " again", " at the moment", " right now", ", if you remember", ", do you know")
+ASK_LEADS = ("", "do you know ", "any idea ", "remind me, ", "quick one: ", "do you remember ")
+ASK_ENDS = ("", " again", " at the moment", " right now", ", if you remember", ", do you know")
 
 # Second sentences: what people add after the point of a message. Added with the same odds to
 # every turn; they name no service and state nothing a question asks.
@@ -40,7 +40,7 @@ ASIDES = (
 SAY = {
     "owner": ("{p} owns {svc} now.", "the owner of {svc} is {p}.", "{p} is the owner of {svc}.",
               "{svc} is {p}'s service, reviews go through them.", "put {p} down as the owner of {svc}."),
-    "port": ("{svc} listens on port {v}.", "{svc} binds port {v}.", "the health check for {svc} hits :{v}/healthz.",
+    "port": ("{svc} listens on port {v}.", "{svc} binds port {v}.", "the health check for {svc} hits port {v}.",
              "the port of {svc} is {v}.", "the firewall rule for {svc} opens port {v} and nothing else."),
     "release": ("the live version of {svc} is {v}.", "production runs {svc} version {v}.", "we shipped {svc} {v}.",
                 "{svc} is on build {v}.", "tagged build {v} for {svc} and it went to 100%."),
@@ -86,7 +86,7 @@ COREF_ASK = {"port": "Which port does {ref} listen on?", "release": "Which versi
 
 # Split facts.
 VCPU_SAY = ("reserved {n} vCPUs for {svc} in {r}.", "{svc} got {n} vCPUs in {r}.",
-            "capacity ticket approved: {n} vCPUs for {svc} in {r}.")
+            "capacity ticket approved, {n} vCPUs for {svc} in {r}.")
 VCPU_ASK = ("How many vCPUs does {svc} have reserved across all regions?", "how many vCPUs in total are reserved for {svc}?")
 SQUADS = ("Atlas", "Beacon", "Cobalt", "Delta", "Ember", "Falcon", "Grove", "Harbor", "Ion", "Kestrel",
           "Lumen", "Meridian")
@@ -96,27 +96,25 @@ ENGINE_SAY = ("{svc} runs on {kind}, has since the rewrite.", "the {svc} team we
 VERSION_SAY = ("patched the {svc} database, it reports {ver} now.", "the {svc} datastore is on {ver} after maintenance.")
 JOIN_ASK = ("What database and version does {svc} use?", "which database, with its version, is behind {svc}?")
 FREEZE_START = ("{svc} goes into a change freeze on {d}.", "release management froze {svc} starting {d}.")
-FREEZE_LEN = ("the {svc} freeze lasts {dur}.", "length of the {svc} freeze: {dur}.")
+FREEZE_LEN = ("the {svc} freeze lasts {dur}.", "the length of the {svc} freeze is {dur}.")
 FREEZE_ASK = ("What is the last day of the {svc} freeze?", "On which date is the last frozen day for {svc}?")
 
 # Aggregation.
-PAGE_SAY = ("{svc} paged the on-call overnight.", "we got a night page from {svc} at {h}:{m}.",
+PAGE_SAY = ("{svc} paged the on-call overnight.", "we got a night page from {svc} at {h}.{m}.",
             "{svc} woke up the on-call at {h}am.", "the on-call got paged by {svc} in the night.")
 PAGE_ASK = ("How many times did {svc} page the on-call at night?", "how often has {svc} woken the on-call at night?")
 ROLLOUTS = ("the new secrets manager", "the new tracing stack", "the new CI runners", "the new log pipeline",
             "the service mesh", "the new feature-flag service", "the shared job runner", "the new build cache",
             "the new metrics agent")
-ROLLOUT_SAY = ("{svc} is on {thing} as of today.", "moved {svc} onto {thing} today at {h}:{m}.",
+ROLLOUT_SAY = ("{svc} is on {thing} as of today.", "moved {svc} onto {thing} today at {h}.{m}.",
                "{svc} switched to {thing} this morning.", "{svc} went onto {thing}, cutover took {h} hours.")
 ROLLOUT_ASK = {"first": "Which service was the first to move onto {thing}?",
                "last": "Which service was the last to move onto {thing}?",
                "after": "Which service moved onto {thing} right after {prev}?"}
 
-# Time: dates relative to the session's own date; the question names the work in other words.
-TIME_WORK = {"rollback": "revert to the previous build", "data backfill": "reload of historical records",
-             "certificate renewal": "TLS cert rotation", "index rebuild": "reindexing",
-             "schema migration": "database structure change", "failover test": "switchover drill",
-             "load test": "stress run", "key rotation": "secret refresh"}
+# Time: dates relative to the session's own date.
+TIME_WORK = ("rollback", "data backfill", "certificate renewal", "index rebuild", "schema migration",
+             "failover test", "load test", "key rotation")
 TIME_PAST = ("we did the {svc} {e} {rel}.", "the {svc} {e} happened {rel}.", "{first} ran the {svc} {e} {rel}.")
 TIME_FUTURE = ("the {svc} {e} is booked for {rel}.", "we're doing the {svc} {e} {rel}.")
 TIME_ASK = ("On what date was the {e} for {svc}?", "what day did {svc} get its {e}?")
@@ -131,7 +129,7 @@ DURATION_ASK = ("How many days did the {e} for {svc} take?", "how long, in days,
 
 # Update chains.
 CHANGE = {
-    "owner": ("{old} handed {svc} over to {new}.", "ownership change: {svc} moved from {old} to {new}.",
+    "owner": ("{old} handed {svc} over to {new}.", "ownership change, {svc} moved from {old} to {new}.",
               "{new} has taken over {svc} from {old}."),
     "cluster": ("{svc} has been migrated from {old} to {new}.", "we drained {old}; {svc} lives on {new} now.",
                 "moved {svc} over to {new}, nothing is left on {old}."),
@@ -206,6 +204,10 @@ SERVICE_TALK = (
 CHATTER = (
     "Morning, slow start today.", "Noted.", "Okay.", "Makes sense.", "Got it, thanks.", "Sure.",
     "Ha, fair.", "Sounds good.", "Let's pick that up tomorrow.", "Any news on the budget?",
+    "Did {svc} come up in the 2 o'clock sync?", "I'll look at {svc} after the 11:30 meeting.",
+    "{svc} is on my list for tomorrow, item 3.", "Who was asking about {svc} earlier?",
+    "{p} pinged me about {svc} twice today.", "Can we talk about {svc} at 4?", "I skimmed the {svc} thread, 60 messages.",
+    "Noted, {svc} it is.", "Okay, I'll keep {svc} in mind.", "Was {svc} the one with the 500s last week?",
     "Standup ran long again, 40 minutes.", "The VPN dropped twice before nine.",
     "Left a few comments on the {svc} PR, mostly naming.", "I spent the afternoon reading {svc} logs.",
     "Coffee machine is broken again.", "{p} is out on Friday, so the sync moves to Monday.",

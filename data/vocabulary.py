@@ -76,8 +76,5 @@ V3_EXTRA_SERVICES = ("alder-queue birch-auth cedar-index damson-api elm-relay fi
                      "holly-metrics iroko-stream jacaranda-rpc kowhai-bus linden-pay mulberry-vault "
                      "neem-render osier-cleanup").split()
 
-# Version 3 names a case's services from a few first words and a few kinds of component, so that
-# names share their parts (petrel-api, petrel-sync, lantern-api) as a company's services do.
+# Version 3 names a case's services from a few of these words with numbers (lantern-417).
 SERVICE_WORDS = sorted({s.split("-")[0] for s in SERVICES + V2_EXTRA_SERVICES + V3_EXTRA_SERVICES if "-" in s})
-COMPONENTS = ("api", "sync", "cache", "queue", "auth", "search", "relay", "gateway", "ledger", "feed", "jobs",
-              "store", "mail", "push", "export", "index", "router", "metrics", "worker", "billing")
