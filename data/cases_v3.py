@@ -42,7 +42,7 @@ COUNTS = {"plain": 24, "alias": 10, "coref": 10, "vcpu": 14, "squad": 4, "join":
           "rollouts": 7, "service_talk": 150, "relative": 20, "duration": 4, "chains": 12, "prefs": 5, "twins": 10,
           "events": 8, "offsite": 2, "private": 2, "port_retract": 3, "owner_fix": 4}
 N_SERVICES, NAME_WORDS = 56, 6  # services per case, and the words their names are made from
-ASIDE_COUNTS = (0, 1, 1, 1, 2)  # second sentences added to a turn, drawn alike for every turn
+ASIDE_COUNTS = (0, 0, 1)  # second sentences added to a turn, drawn alike for every turn
 CHATTER_SHARE = 0.3  # small-talk turns per fact turn
 WORD = re.compile(r"\w+")
 STOP = set("a an the of to in on at for is are was were be by with and or what which who whose how does do "
