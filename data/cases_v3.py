@@ -1,7 +1,7 @@
 """Version 3 of the bundled dataset: evidence is a random sample of turns that look like the rest.
 
-A case is a long chat between two engineers who take turns: about half of what they say states a
-fact of one of many templates (owners, ports, builds, clusters, datastores, capacity, night pages,
+A case is a long chat between two engineers who take turns: most of what they say states a fact
+of one of many templates (owners, ports, builds, clusters, datastores, capacity, night pages,
 rollouts, dates, handovers, retractions, corrections, nicknames, "that one" after a service is
 named, preferences) about many services and people, the rest is small talk. Every structure a
 question can be asked about is built several times per case, and each question asks about one of

@@ -13,10 +13,12 @@ disjoint name pools (services, clusters, people), so they share no story facts.
 Version 2 (data/cases-v2.jsonl, data/dev-v2.jsonl) is the hard set: long histories of mostly
 unrelated work, and in every case one question of each of nine kinds that make memory hard
 (paraphrase, coreference, split facts, aggregation, time, update chains, near-duplicates, near
-misses, selective forgetting); see data/README.md. Version 1 stays as it was, byte for byte.
+misses, selective forgetting); see data/README.md. Version 3 (data/cases-v3.jsonl,
+data/dev-v3.jsonl, the default) is made by data/cases_v3.py: its evidence is a random pick among
+many turns that look like it. Versions 1 and 2 stay as they were, byte for byte.
 
 Usage:
-  python data/make_cases.py                       # writes both versions' test and dev files
+  python data/make_cases.py                       # writes every version's test and dev files
   python data/make_cases.py --version 1 --test-cases 46 --dev-cases 12 --seed 20260302
   python data/make_cases.py --check               # regenerate in memory, diff against the files
 """

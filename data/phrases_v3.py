@@ -158,7 +158,6 @@ TWIN_SAY = {"release": ("{svc} in {r} is on {v}.", "the {r} deployment of {svc} 
 TWIN_ASK = {"release": "Which version of {svc} runs in {r}?", "port": "which port does {svc} use in {r}?",
             "cluster": "Which cluster hosts {svc} in {r}?"}
 OWNS_ASK = ("Which service does {p} own?", "what service is {p} the owner of?")
-NEAR_SUFFIXES = ("relay", "proxy", "worker", "bridge", "router", "cache", "gateway", "sync", "lite")
 EVENTS = ("game day review", "DR drill", "pentest kickoff", "chaos game day", "capacity review", "failover rehearsal")
 EVENT_SAY = ("the {svc} {e} is set for {d}.", "we booked the {svc} {e} on {d}.")
 EVENT_ASK = ("When is the {svc} {e}?", "what date is the {e} for {svc}?")
