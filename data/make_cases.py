@@ -13,10 +13,12 @@ disjoint name pools (services, clusters, people), so they share no story facts.
 Version 2 (data/cases-v2.jsonl, data/dev-v2.jsonl) is the hard set: long histories of mostly
 unrelated work, and in every case one question of each of nine kinds that make memory hard
 (paraphrase, coreference, split facts, aggregation, time, update chains, near-duplicates, near
-misses, selective forgetting); see data/README.md. Version 1 stays as it was, byte for byte.
+misses, selective forgetting); see data/README.md. Version 3 (data/cases-v3.jsonl,
+data/dev-v3.jsonl, the default) is made by data/cases_v3.py: its evidence is a random pick among
+many turns that look like it. Versions 1 and 2 stay as they were, byte for byte.
 
 Usage:
-  python data/make_cases.py                       # writes both versions' test and dev files
+  python data/make_cases.py                       # writes every version's test and dev files
   python data/make_cases.py --version 1 --test-cases 46 --dev-cases 12 --seed 20260302
   python data/make_cases.py --check               # regenerate in memory, diff against the files
 """
@@ -34,39 +36,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from interface import EXIT_BAD_INPUT, EXIT_OK, check_generated, dumps, write_atomic  # noqa: E402
+import cases_v3  # noqa: E402
+from vocabulary import (CLUSTERS, FIRST, LAST, MONTHS, NUMBER_WORDS, REGIONS, SERVICES, STORES,  # noqa: E402
+                        V2_EXTRA_SERVICES, WEEKDAYS, month_day, pool_split)
 
 DEFAULT_SEED = 20260302
 TYPES = ("single_hop", "multi_hop", "temporal", "knowledge_update", "abstention", "preference")
 IDK = "I don't know"
 
 # ---------------------------------------------------------------------------------------------
-# Name pools. The last slice of each pool is reserved for the dev set (disjoint story facts).
+# Name pools beyond vocabulary.py's. The last slice of each pool is reserved for the dev set.
 # ---------------------------------------------------------------------------------------------
 
-FIRST = ("Mira Tomas Ines Ravi Dara Yusuf Lena Kofi Anouk Bram Chidi Elif Farid Greta Hana Ivo "
-         "Jun Kasia Lior Maren Nilo Odile Pavel Quinn Rosa Sanne Teo Ulla Vikram Wren Xiadani "
-         "Yara Zeno Amara Birgit Cosmin Dalia Emeka Fenna Goran Halima Idris Joss Kalani Liesel "
-         "Marek Nadia Orla Priya Rui Saoirse Tariq Ugne Valter Wiebke Ximena Yoshi Zuzana").split()
-LAST = ("Okafor Lindqvist Varga Ferreira Nakamura Brennholt Castellano Dunmore Eskildsen "
-        "Fairweather Galloway Haddad Iwu Jansky Kovalenko Larrabee Moreau Nygaard Oyelaran "
-        "Petrakis Quarry Rasmussen Szabo Thorne Umarov Vance Wexley Yilmaz Zubiri Achterberg "
-        "Bellweather Corcoran Dvorak Ellery Fonseca Holloway Ibarra Juhasz Kettering Lachance "
-        "Mbeki Novotny Ostrander Pellegrini Quist Rosenthal Sandoval Tervo").split()
-SERVICES = ("ledger-sync heron-gate pumice tallow-api brine-queue okapi-auth saffron-etl gantry-9 "
-            "vellum-search cobalt-relay moth-scheduler lantern-cache fathom-index wicker-mail "
-            "juniper-rpc osprey-ingest marl-notifier sprocket-12 thistle-cdn umber-ledger "
-            "kestrel-feed nimbus-pay obsidian-vault parsnip-router quill-render rook-ratelimit "
-            "sable-export tundra-sink velvet-gw wombat-batch yarrow-geo zinc-audit acorn-flags "
-            "bramble-id cinder-logs dovetail-api ember-search flint-9 garnet-bus hollow-tiles "
-            "ibis-match jetsam-cleanup kelp-stream loam-store mica-3 nettle-proxy oriel-cms "
-            "pewter-jobs quokka-sms rivet-sched sorrel-pdf taffy-events ulmus-graph vetch-sync "
-            "whelk-media xylo-metrics yew-orders zephyr-push anvil-5 bracken-crm corvid-dns "
-            "dunlin-export egret-ocr ferrule-ci").split()
-CLUSTERS = ("quartz-7 basalt-2 kiln-3 fjord-east shale-11 tarn-west gneiss-4 marram-1 scree-6 "
-            "loess-9 cairn-12 drumlin-5 moraine-8 esker-2b tor-14 karst-3 butte-10 mesa-21 "
-            "arete-7 col-13 sill-4 dyke-19 lahar-2 maar-6 nunatak-1 fell-3 ghyll-8 holm-5 ings-2 "
-            "kame-11 lode-7 mull-4 ness-9 pike-6 rigg-3 scar-15 wold-2 yardang-1 zawn-4 beck-12 "
-            "clough-3 dene-7 gill-5 howe-8 sike-10 combe-2").split()
 ARTIFACTS = ("nightly-compact bulk-reindex orphan-sweeper cache-warmer ttl-reaper shard-rebalancer "
              "audit-rollup thumb-regen ledger-backfill quota-sync dedupe-pass snapshot-pruner "
              "geo-refresh vacuum-lite token-janitor feed-replayer sitemap-rebuild stale-lock-buster "
@@ -74,17 +55,6 @@ ARTIFACTS = ("nightly-compact bulk-reindex orphan-sweeper cache-warmer ttl-reape
              "schema-linter session-purger report-fanout hotkey-splitter").split()
 TICKET_PREFIXES = ("INC", "OPS", "PIR", "SEV", "OUT")
 
-# (display kind, version maker). Versions are arbitrary so that no model can guess them.
-STORES = (
-    ("Postgres", lambda r: f"{r.randint(12, 17)}.{r.randint(1, 12)}"),
-    ("MySQL", lambda r: f"8.0.{r.randint(21, 39)}"),
-    ("MongoDB", lambda r: f"{r.choice((5, 6, 7))}.0.{r.randint(2, 18)}"),
-    ("Cassandra", lambda r: f"4.{r.randint(0, 1)}.{r.randint(2, 9)}"),
-    ("ClickHouse", lambda r: f"{r.randint(22, 24)}.{r.randint(1, 12)}"),
-    ("CockroachDB", lambda r: f"23.{r.randint(1, 2)}.{r.randint(3, 17)}"),
-    ("ScyllaDB", lambda r: f"5.{r.randint(1, 4)}.{r.randint(1, 9)}"),
-    ("MariaDB", lambda r: f"10.{r.choice((6, 11))}.{r.randint(4, 19)}"),
-)
 EVENTS = ("load test", "DR drill", "key rotation", "schema migration", "pentest kickoff",
           "chaos game day", "capacity review", "failover rehearsal", "index rebuild",
           "dependency audit")
@@ -92,17 +62,7 @@ DEADLINE_TASKS = ("retire the v1 API of {svc}", "move {svc} off the legacy VPC",
                   "collect the SOC 2 evidence for {svc}", "get {svc} onto Java 21",
                   "switch {svc} to the new secrets manager", "finish the {svc} cost review",
                   "delete the old {svc} S3 buckets", "ship {svc} structured logging")
-MONTHS = ("January February March April May June July August September October November "
-          "December").split()
-WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight",
-                9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
 
-
-def pool_split(pool: list[str] | tuple, dev: bool, dev_share: float = 0.25) -> list[str]:
-    """The test or dev slice of a name pool (the dev slice is the tail)."""
-    cut = int(len(pool) * (1 - dev_share))
-    return list(pool[cut:] if dev else pool[:cut])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -608,11 +568,6 @@ class Question:
     superseded: list = field(default_factory=list)
     outdated: list = field(default_factory=list)
     echo: tuple = ()  # (ECHO kind, fill values, earliest session) for same-topic distractors
-
-
-def month_day(d: date) -> str:
-    """The canonical gold form of a date, e.g. 'June 22'."""
-    return f"{MONTHS[d.month - 1]} {d.day}"
 
 
 def say_date(rng: random.Random, d: date) -> str:
@@ -1372,14 +1327,6 @@ V2_FILES = {"test": "cases-v2.jsonl", "dev": "dev-v2.jsonl"}
 V2_GENERATOR = "data/make_cases.py --version 2"
 # One question of each kind per case: 42 test cases give 42 questions of each kind, 378 in all.
 V2_TEST_CASES, V2_DEV_CASES = 42, 8
-# More invented services than version 1 had: a long case needs about twenty.
-V2_EXTRA_SERVICES = ("auk-billing gannet-api petrel-sync shrike-cache tern-gateway plover-jobs "
-                     "dipper-search skua-auth linnet-mail wryneck-cdn smew-ledger ouzel-queue "
-                     "rail-render crake-ingest eider-notify scaup-export teal-metrics garganey-etl "
-                     "pintail-geo shoveler-pdf bunting-flags siskin-audit redpoll-orders "
-                     "twite-push brambling-crm chiffchaff-ocr godwit-dns whimbrel-media "
-                     "knot-ratelimit stint-archive").split()
-REGIONS = ("eu-west", "us-east", "ap-south", "eu-central", "us-west", "sa-east", "ap-north")
 # Nicknames: the same service named differently ("the payments DB" for ledger-pg).
 ALIAS_FUNCS = ("payments", "search", "login", "invoicing", "notifications", "thumbnail", "export",
                "rate-limit", "feature-flag", "audit", "email", "geo", "reporting", "checkout",
@@ -2406,17 +2353,19 @@ def render(cases: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--version", choices=("1", "2", "all"), default="all",
-                    help="which version's files to write or check (default: both)")
+    ap.add_argument("--version", choices=("1", "2", "3", "all"), default="all",
+                    help="which version's files to write or check (default: all three)")
     ap.add_argument("--test-cases", type=int, default=46, help="version 1 test cases")
     ap.add_argument("--dev-cases", type=int, default=12, help="version 1 dev cases")
     ap.add_argument("--v2-test-cases", type=int, default=V2_TEST_CASES)
     ap.add_argument("--v2-dev-cases", type=int, default=V2_DEV_CASES)
+    ap.add_argument("--v3-test-cases", type=int, default=cases_v3.TEST_CASES)
+    ap.add_argument("--v3-dev-cases", type=int, default=cases_v3.DEV_CASES)
     ap.add_argument("--out-dir", default=HERE)
     ap.add_argument("--check", action="store_true",
                     help="regenerate in memory and exit 2 if the files on disk differ")
     a = ap.parse_args(argv)
-    if min(a.test_cases, a.dev_cases, a.v2_test_cases, a.v2_dev_cases) < 1:
+    if min(a.test_cases, a.dev_cases, a.v2_test_cases, a.v2_dev_cases, a.v3_test_cases, a.v3_dev_cases) < 1:
         print("error: every --*-cases count must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     outputs = {}
@@ -2426,6 +2375,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.version in ("2", "all"):
         outputs[V2_FILES["test"]] = render(make_split_v2(a.v2_test_cases, a.seed + 2, dev=False))
         outputs[V2_FILES["dev"]] = render(make_split_v2(a.v2_dev_cases, a.seed + 3, dev=True))
+    if a.version in ("3", "all"):
+        outputs[cases_v3.FILES["test"]] = render(cases_v3.make_split_v3(a.v3_test_cases, a.seed + 4, dev=False))
+        outputs[cases_v3.FILES["dev"]] = render(cases_v3.make_split_v3(a.v3_dev_cases, a.seed + 5, dev=True))
     for name, text in outputs.items():
         path = os.path.join(a.out_dir, name)
         if a.check:
