@@ -1,0 +1,31 @@
+"""The memory systems wrapped from their own packages (LlamaIndex memory, cognee, Hindsight,
+Graphiti), each run for real on a small fixture: what their adapters add beyond the contract
+that tests/test_backends.py checks for every backend (provenance where the system rewrites or
+merges, the versions, the no-LLM and LLM modes)."""
+from __future__ import annotations
+
+import pytest
+
+from backends import load_backend
+from conftest import backend_config
+from interface import MemoryItem
+
+
+def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str = "user") -> MemoryItem:
+    return MemoryItem(item_id=item_id, text=f"{role}: {text}",
+                      metadata={"session_id": "s1", "timestamp": stamp, "role": role})
+
+
+def test_llamaindex_identical_turns_are_told_apart_by_order(tmp_path):
+    pytest.importorskip("llama_index.vector_stores.qdrant")
+    pytest.importorskip("wordllama")
+    b = load_backend("llamaindex", backend_config(tmp_path, {"llamaindex": {"model": "wordllama"}}))
+    b.reset("ns")
+    b.add("ns", [turn("t1", "ok, thanks"), turn("t2", "The cache lives in Redis 7."),
+                 turn("t3", "ok, thanks", "2026-03-03T10:00:00Z")])
+    hits = b.search("ns", "ok, thanks", 3)
+    assert sorted(h.source_ids for h in hits) == [("t1",), ("t2",), ("t3",)]
+    assert [h.source_ids for h in hits[:2]] in ([("t1",), ("t3",)], [("t3",), ("t1",)])
+    stamps = {h.source_ids[0]: h.timestamp for h in hits}
+    assert stamps == {"t1": "2026-03-02T10:00:00Z", "t2": "2026-03-02T10:00:00Z", "t3": "2026-03-03T10:00:00Z"}
+    assert "VectorMemoryBlock" in b.version and "llama-index-core" in b.version
