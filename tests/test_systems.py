@@ -29,3 +29,18 @@ def test_llamaindex_identical_turns_are_told_apart_by_order(tmp_path):
     stamps = {h.source_ids[0]: h.timestamp for h in hits}
     assert stamps == {"t1": "2026-03-02T10:00:00Z", "t2": "2026-03-02T10:00:00Z", "t3": "2026-03-03T10:00:00Z"}
     assert "VectorMemoryBlock" in b.version and "llama-index-core" in b.version
+
+
+def test_cognee_names_every_turn_of_a_chunk_it_stored_once(tmp_path):
+    """cognee keeps one document per distinct content: two turns with the same text are one
+    chunk, whose hit names both; every hit names its turn through the document's metadata."""
+    pytest.importorskip("wordllama")
+    b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama"}}))
+    b.reset("ns")
+    b.add("ns", [turn("t1", "ok, thanks"), turn("t2", "The cache lives in Redis 7.")])
+    b.add("ns", [turn("t3", "ok, thanks", "2026-03-03T10:00:00Z")])
+    hits = b.search("ns", "Where does the cache live?", 5)
+    assert [h.source_ids for h in hits][0] == ("t2",)
+    assert sorted(h.source_ids for h in hits) == [("t1", "t3"), ("t2",)]
+    assert "cognee" in b.version and "no LLM" in b.version and "wordllama" in b.version
+    assert not hasattr(b, "internal_model")
