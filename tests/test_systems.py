@@ -8,7 +8,7 @@ import pytest
 
 from backends import load_backend
 from conftest import backend_config
-from interface import MemoryItem
+from interface import Hit, MemoryItem
 
 
 def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str = "user") -> MemoryItem:
@@ -44,3 +44,14 @@ def test_cognee_names_every_turn_of_a_chunk_it_stored_once(tmp_path):
     assert sorted(h.source_ids for h in hits) == [("t1", "t3"), ("t2",)]
     assert "cognee" in b.version and "no LLM" in b.version and "wordllama" in b.version
     assert not hasattr(b, "internal_model")
+
+
+def test_a_hit_without_provenance_makes_the_questions_retrieval_null_not_zero():
+    """A system that cannot name a hit's turns (a merged or rewritten memory) leaves the
+    question's retrieved ids null, so recall is not measured there (score.py then says why,
+    tests/test_score.py), rather than counting the hit as a miss."""
+    import run
+    named, merged = Hit("user: billing is on Postgres 16", 0.9, ("t4",)), Hit("a summary", 0.5, ())
+    assert run.provenance([named]) == ["t4"]
+    assert run.provenance([named, merged]) is None
+    assert run.provenance([]) == []
