@@ -1348,7 +1348,7 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
         given = [f"--{k} {' '.join(c[k])}" for k in ("rerun", "lag") if c[k]]
         given += [f"--{k} {c[k]}" for k in ("manifest", "config") if c[k]]
         lines.append(f"python check.py --runs {' '.join(c['runs'])}" + "".join(f" --verdicts {v}" for v in c["verdicts"])
-                     + "".join(f" {g}" for g in given) + f" --out {paths['checks']} || [ $? -eq 1 ]   # 1: a check "
+                     + "".join(f" {g}" for g in given) + f" --out {paths['checks']} || [ $? -eq 4 ]   # 4: a check "
                      f"FAILed, which the report shows")
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")

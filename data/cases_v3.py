@@ -713,12 +713,12 @@ def plausible_guesses(q: dict) -> list[str]:
 def guess_rate(cases: list[dict]) -> dict:
     """Per contract type, the expected share of answerable questions a plausible guess gets
     right under the strict rules (the `none` control's ceiling for a capable model)."""
-    from grading import rules_verdict
+    from grading import decide
     per: dict = {}
     for case in cases:
         for q in case["questions"]:
             if q["type"] != "abstention":
                 guesses = plausible_guesses(q)
-                hits = sum(rules_verdict({**q, "answer": g}, with_judge=False) == "correct" for g in guesses)
+                hits = sum(decide({**q, "answer": g}, with_judge=False)[0] == "correct" for g in guesses)
                 per.setdefault(q["type"], []).append(hits / len(guesses))
     return {t: sum(v) / len(v) for t, v in per.items()}
