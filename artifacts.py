@@ -31,8 +31,11 @@ import sys
 
 from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMIT, backend_records, blind_failures,
                    cue_records, differences_table, read_artifacts, recall_table, side_by_side, summary, table)
-from interface import (CONTROL_NAMES, EXIT_OK, InputError, load_config, load_dataset, results_dir, run_cli,
-                       sha256_file, write_json_atomic)
+from cli import EXIT_OK, InputError, run_cli
+from config import load_config, results_dir
+from contract import CONTROL_NAMES
+from dataset import load_dataset
+from fileio import sha256_file, write_json_atomic
 from metrics import RESAMPLES, SEED, kind_of
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)

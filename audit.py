@@ -42,9 +42,10 @@ import random
 import sys
 from collections import defaultdict
 
-from interface import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT,
-                       VERDICT_IDENTITY_FIELDS, InputError, check_format, dumps, not_utf8_error, read_audit_key,
-                       read_jsonl, record_key, run_cli, sha256_text, write_atomic, write_json_atomic)
+from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, run_cli
+from fileio import dumps, not_utf8_error, read_jsonl, sha256_text, write_atomic, write_json_atomic
+from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
+                     check_format, read_audit_key, record_key)
 from metrics import cohen_kappa, fisher_greater, rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")

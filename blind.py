@@ -28,7 +28,10 @@ from typing import NamedTuple
 import numpy as np
 
 from backends import load_backend
-from interface import BUDGET_FIELD, InputError, check_format, read_json, session_items
+from cli import InputError
+from contract import session_items
+from fileio import read_json
+from formats import BUDGET_FIELD, check_format
 from metrics import RESAMPLES, SEED, interval_text, kind_of, mean, rate, retrieval_differences, retrieval_values
 
 ARTIFACTS_FORMAT = "artifacts/1"

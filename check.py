@@ -10,7 +10,7 @@ verdicts, and verdicts that do not belong to these records are refused (exit 2).
 the checks judge are metrics.py's, as score.py computes them (every figure over all repeats).
 
 Checks, in order:
-  contract     the run files hold the fairness contract's fields equal (interface.contract_problems:
+  contract     the run files hold the fairness contract's fields equal (formats.contract_problems:
                model, prompt, top_k, budget, ...); per budget, one served model answered every
                system (WARN naming each model, its answers and systems)
   budget       per system and budget (a sweep's budgets apart): context_tokens never above
@@ -65,9 +65,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, VERDICT_IDENTITY_FIELDS,
-                       InputError, contract_problems, coverage, dataset_from, is_answerable, iter_cases, load_config,
-                       read_run_files, results_dir, run_cli, served_model_counts, sha256_file, write_json_atomic)
+from cli import EXIT_OK, InputError, run_cli
+from config import load_config, results_dir
+from contract import CONTROL_NAMES, QUESTION_TYPES, is_answerable
+from dataset import dataset_from, iter_cases
+from fileio import sha256_file, write_json_atomic
+from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
+                     served_model_counts)
 from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
                      recall_metrics, system_label, whole)
 

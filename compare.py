@@ -30,9 +30,11 @@ from datetime import datetime, timezone
 
 import csvexport
 import runindex
-from interface import (CONTRACT_FIELDS, EXIT_OK, ROOT, VERDICT_IDENTITY_FIELDS, InputError,
-                       contract_problems, coverage, dataset_from, read_run_files, record_key, run_cli, sha256_file,
-                       write_atomic, write_json_atomic)
+from cli import EXIT_OK, InputError, run_cli
+from config import ROOT
+from dataset import dataset_from
+from fileio import sha256_file, write_atomic, write_json_atomic
+from formats import CONTRACT_FIELDS, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files, record_key
 from metrics import (RESAMPLES, SEED, Scoring, estimate_text, interval_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, type_difference_text, whole)
 

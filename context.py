@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from interface import Hit, InputError
+from cli import InputError
+from contract import Hit
 
 EMPTY_CONTEXT = "(no memories)"
 

@@ -15,7 +15,7 @@ import csv
 import io
 import os
 
-from interface import write_atomic
+from fileio import write_atomic
 
 
 def _cells(prefix: str, value) -> dict:

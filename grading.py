@@ -18,8 +18,10 @@ import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
-from interface import QUESTION_TYPES, InputError, is_answerable, read_jsonl, sha256_text
-from interface import UNANSWERABLE_TYPES  # noqa: F401 (read by name into the rules' identity, RULE_TABLES)
+from cli import InputError
+from contract import QUESTION_TYPES, is_answerable
+from contract import UNANSWERABLE_TYPES  # noqa: F401 (read by name into the rules' identity, RULE_TABLES)
+from fileio import read_jsonl, sha256_text
 
 # ---------------------------------------------------------------------------------------------
 # Rubrics. The default is this project's own; the others restate, in our own words, the rules of
@@ -938,7 +940,7 @@ def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
 # tables' contents and the rule functions' source text go in, so any edit to a rule changes it.
 # ---------------------------------------------------------------------------------------------
 
-# interface.is_answerable and its table are the dataset's answer to "is this question
+# contract.is_answerable and its table are the dataset's answer to "is this question
 # answerable"; the rules depend on them, so they are part of the identity too.
 RULE_TABLES = ("UNANSWERABLE_TYPES", "MONTHS", "DATE_PATTERNS", "WEEKDAYS", "DAY_PATTERN", "NUMBER_WORDS",
                "TENS_WORDS", "UNIT_WORDS", "SYMBOLS", "VERDICT_TOKEN", "PART_BREAKS", "HEDGES", "NEGATIONS",

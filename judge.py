@@ -8,7 +8,7 @@ configured, only an answer equal to the gold (`exact`) and a plain decline of an
               opening such as "It's" (Unicode NFKC; whitespace, punctuation and the case of plain
               words aside; numbers and dates written one way; every number, year, sign, currency
               or unit symbol, "#", "+", "?" and the case of acronyms and units kept)
-  declined    the question is answerable (interface.is_answerable) and the answer only declines:
+  declined    the question is answerable (contract.is_answerable) and the answer only declines:
               incorrect (unless the gold itself speaks of doubt: "She was not sure yet")
   abstention  no judge: the question is unanswerable and the answer declines, and says nothing else
   contains    no judge: the answer states the gold on word boundaries, with its case where case
@@ -50,13 +50,14 @@ import threading
 from collections import Counter
 from datetime import datetime, timezone
 
+from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, run_cli, stop_note
+from config import SAMPLING_DEFAULTS, load_config, results_dir
+from dataset import dataset_from, parse_shard, shard_of
+from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic, write_json_atomic
+from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
+                     check_format, load_comparison, record_key, verdict_identity)
 from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, decide, judge_prompt,
                      load_calibration, parse_judge_reply, rubric_for, rubric_template)
-from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEFAULTS, VERDICT_IDENTITY_FIELDS,
-                       InputError, Progress, dumps, load_comparison, load_config, parse_shard, read_resumable,
-                       record_key, results_dir, run_cli, sha256_file, sha256_text, shard_of, stop_note,
-                       verdict_identity, write_atomic, write_json_atomic)
-from interface import CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
 from metrics import calibration_rates, error_rate_text, rate
 

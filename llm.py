@@ -45,7 +45,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
-from interface import InputError, ServiceDown, load_config, run_cli, write_atomic
+from cli import InputError, ServiceDown, run_cli
+from config import load_config
+from fileio import write_atomic
 
 # Wait ceilings: a server asking for more than this is treated as asking for this much, so a run
 # cannot stall for hours on one header; the retry count still bounds the total.

@@ -22,9 +22,13 @@ import sys
 from datetime import datetime, timezone
 
 from backends import code_sha256, load_backend
+from cli import EXIT_OK, run_cli
+from config import load_config, results_dir
 from context import make_counter
-from interface import (CONTROL_NAMES, EXIT_OK, MANIFEST_FORMAT, dataset_counts, load_config, load_dataset,
-                       results_dir, run_cli, sha256_file, sha256_text, write_json_atomic)
+from contract import CONTROL_NAMES
+from dataset import dataset_counts, load_dataset
+from fileio import sha256_file, sha256_text, write_json_atomic
+from formats import MANIFEST_FORMAT
 from llm import server_info
 
 DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")

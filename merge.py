@@ -20,10 +20,11 @@ import argparse
 import os
 import sys
 
+from cli import EXIT_OK, InputError, run_cli
+from dataset import Dataset, dataset_from, parse_shard, shard_of
+from fileio import dumps, read_jsonl, write_atomic
+from formats import BUDGET_FIELD, RUN_IDENTITY_FIELDS, load_comparison, match_verdicts, read_verdicts, record_key
 from grading import RULES_SHA256
-from interface import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, EXIT_OK, Dataset, InputError, dataset_from, dumps,
-                       load_comparison, match_verdicts, parse_shard, read_jsonl, read_verdicts, record_key, run_cli,
-                       shard_of, write_atomic)
 
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:

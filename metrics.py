@@ -11,7 +11,7 @@ accuracy of each repeat is shown beside it, with the noise floor. A paired diffe
 question by question between the systems' means over their repeats. With one repeat each, all
 of this is the plain figure of that run.
 
-Answerability is interface.is_answerable's, and nothing here defines it again.
+Answerability is contract.is_answerable's, and nothing here defines it again.
 """
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from cli import InputError
+from contract import CONTROL_NAMES, is_answerable, no_evidence_reason
+from formats import BUDGET_FIELD, match_verdicts, read_verdicts
 from grading import RULES_SHA256, exact_match, locomo_category, states_value, token_f1
-from interface import (BUDGET_FIELD, CONTROL_NAMES, InputError, is_answerable, match_verdicts, no_evidence_reason,
-                       read_verdicts)
 
 # Where a wrong answer came from, checked in this order (the first that applies), and what each
 # means in the report's words.
@@ -646,7 +647,7 @@ class BudgetStats:
     (answerable, unanswerable, each type), those of its repeats 0 and 1 on answerable questions
     (the noise floor), and the number of questions in each selection, totalled in every
     resample by a single matrix product. Within a budget every system and repeat holds the same
-    questions (interface.load_comparison), so a paired difference is a difference of totals."""
+    questions (formats.load_comparison), so a paired difference is a difference of totals."""
 
     def __init__(self, rows: dict, resamples: int, seed: int) -> None:
         """rows: {label: {repeat: [question row]}} of one budget."""

@@ -63,12 +63,14 @@ import runindex
 from blind import read_artifacts
 from blind import summary as artifacts_summary
 from blind import table as artifacts_table
+from cli import EXIT_OK, InputError, run_cli
 from context import render_line
-from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUESTION_TYPES, SCORES_FORMAT, Hit,
-                       InputError, check_format, check_manifest_describes, dataset_from, iter_cases, load_comparison,
-                       read_audit_json, read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest,
-                       read_verdicts, record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file,
-                       sha256_text, write_atomic)
+from contract import CONTROL_NAMES, QUESTION_TYPES, Hit, session_items
+from dataset import dataset_from, iter_cases
+from fileio import read_json, read_jsonl, sha256_file, sha256_text, write_atomic
+from formats import (BUDGET_FIELD, CHECKS_FORMAT, SCORES_FORMAT, check_format, check_manifest_describes,
+                     load_comparison, read_audit_json, read_audit_key, read_calibration_json, read_manifest,
+                     read_verdicts, record_key, refuse_stale_checks_verdicts)
 from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
                      error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
                      rate, reading, separated_text, type_difference_text, whole)
@@ -343,7 +345,7 @@ def check_inputs(scores: dict, paths: dict) -> None:
 
 
 def verdicts_by_key(path: str) -> dict:
-    """Verdicts keyed by interface.record_key (the audit is checked against them)."""
+    """Verdicts keyed by formats.record_key (the audit is checked against them)."""
     return {key: v for key, (_, v) in read_verdicts(path).items()}
 
 

@@ -42,17 +42,18 @@ import time
 from typing import TextIO
 
 from backends import code_sha256, load_backend
+from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, ServiceDown, run_cli, stop_note
+from config import load_config
 from context import answer_prompt, build_context, make_counter, render_line
-from interface import (BUDGET_FIELD, CONTROL_NAMES, RUN_IDENTITY_FIELDS, EXIT_OK, EXIT_TOO_MANY_ERRORS, Hit,
-                       InputError, Progress, ServiceDown, dataset_index, dumps, items_sha256, iter_cases, keyword_ranks,
-                       load_config, parse_shard, read_resumable, run_cli, session_items, sha256_file, sha256_text,
-                       select_cases, stop_note, write_atomic)
-from interface import RUN_FORMAT
+from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_items
+from dataset import dataset_index, iter_cases, parse_shard, select_cases
+from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic
+from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
 from llm import LLMClient, Workers, server_info
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
-# and the contract that judge.py and score.py hold constant across files (interface.py).
+# and the contract that judge.py and score.py hold constant across files (formats.py).
 # Budget and repeat vary within one file; each record's must be one this run makes.
 IDENTITY_FIELDS = RUN_IDENTITY_FIELDS + ("shard",)
 

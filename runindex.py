@@ -14,7 +14,9 @@ import json
 import os
 from datetime import datetime, timezone
 
-from interface import InputError, check_format, read_json, sha256_text, write_atomic, write_json_atomic
+from cli import InputError
+from fileio import read_json, sha256_text, write_atomic, write_json_atomic
+from formats import check_format
 from metrics import estimate_text, rate
 
 INDEX_FORMAT = "index/1"

@@ -25,10 +25,13 @@ import sys
 from collections import defaultdict
 
 import csvexport
-from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, SCORES_FORMAT, InputError,
-                       check_format, check_manifest_describes, dataset_from, load_comparison, read_audit_json,
-                       read_calibration_json, read_json, refuse_stale_checks_verdicts, run_cli, served_model_counts,
-                       sha256_file, write_json_atomic)
+from cli import EXIT_OK, InputError, run_cli
+from contract import CONTROL_NAMES
+from dataset import dataset_from
+from fileio import read_json, sha256_file, write_json_atomic
+from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
+                     load_comparison, read_audit_json, read_calibration_json, refuse_stale_checks_verdicts,
+                     served_model_counts)
 from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
                      interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
                      retrieval_differences, separated_text, whole)

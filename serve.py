@@ -28,7 +28,8 @@ import time
 
 import requests
 
-from interface import InputError, run_cli, sha256_file, write_json_atomic
+from cli import InputError, run_cli
+from fileio import sha256_file, write_json_atomic
 from processes import STOP_GRACE_S, STOP_SIGNALS, free_port, signals_ignored, stop
 
 # The pinned model: SmolLM2-135M-Instruct, 4-bit (Q4_1), as shipped inside the PyPI wheel
@@ -406,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     if not command:
         raise InputError("no command given: python serve.py -- COMMAND ...")
     # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server:
-    # run_cli turns TERM into interface.Terminated. A SIGINT ignored at start stays ignored, for
+    # run_cli turns TERM into cli.Terminated. A SIGINT ignored at start stays ignored, for
     # serve.py and the command it starts: that is how a shell asks a background job to let Ctrl-C
     # pass; TERM still stops both.
     if os.environ.get("LLM_BASE_URL"):

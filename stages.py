@@ -23,7 +23,9 @@ import os
 import sys
 import time
 
-from interface import EXIT_OK, InputError, check_format, run_cli, write_json_atomic
+from cli import EXIT_OK, InputError, run_cli
+from fileio import write_json_atomic
+from formats import check_format
 
 STATE_FORMAT = "stages/1"
 

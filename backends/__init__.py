@@ -1,5 +1,5 @@
 """Systems under test. Each backend is one module in this folder, named as the backend, with a
-`create(section, config)` function that returns an object satisfying interface.MemoryBackend.
+`create(section, config)` function that returns an object satisfying contract.MemoryBackend.
 
 `section` is the backend's section of config.yaml (`backends: {NAME: {...}}`, empty when absent);
 `config` is what the harness passes every backend (HARNESS_KEYS: the pinned answer model and
@@ -18,7 +18,10 @@ import importlib
 import os
 import re
 
-from interface import CONTROL_NAMES, InputError, MemoryBackend, did_you_mean, sha256_file
+from cli import InputError
+from config import did_you_mean
+from contract import CONTROL_NAMES, MemoryBackend
+from fileio import sha256_file
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,7 +82,7 @@ def check_section(name: str, config: dict) -> dict:
 
 def load_backend(name: str, config: dict) -> MemoryBackend:
     """Create the backend called `name`, configured from config['backends'][name] and given
-    only the HARNESS_KEYS of the rest of the config (a config from interface.load_config, which
+    only the HARNESS_KEYS of the rest of the config (a config from config.load_config, which
     fills every one of them)."""
     module, module_name, settings = _module(name, config)
     harness = {k: config[k] for k in HARNESS_KEYS}

@@ -11,7 +11,8 @@ import os
 import sys
 
 from backends import check_section
-from interface import EXIT_OK, load_config, run_cli
+from cli import EXIT_OK, run_cli
+from config import load_config
 
 
 def main(argv: list[str] | None = None) -> int:

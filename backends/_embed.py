@@ -245,7 +245,7 @@ def cache_folder(config: dict) -> str:
 def check_model(section: dict, backend: str) -> None:
     """A backend's checked section names a model of MODELS (before any model is loaded)."""
     if section["model"] not in MODELS:
-        from interface import InputError
+        from cli import InputError
         raise InputError(f"config: key 'backends.{backend}.model' is {section['model']!r}; "
                          f"choose one of: {', '.join(MODELS)}")
 
@@ -260,7 +260,7 @@ def model_embedder(model: str, backend: str, cache: str | None = None):
     """The process-wide embedder for a model name in MODELS, loaded on first use; with `cache`
     (a folder), wrapped so that its vectors are kept there."""
     if model not in MODELS:
-        from interface import InputError
+        from cli import InputError
         raise InputError(f"config: backend {backend!r}: unknown embedding model {model!r}; "
                          f"choose one of: {', '.join(MODELS)}")
     with _load_lock:

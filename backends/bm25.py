@@ -34,7 +34,9 @@ from operator import add
 
 from backends import check_settings, require
 from backends.keyword import ARRAYS_FROM, Postings, TieOrder, tokens
-from interface import Hit, InputError, MemoryItem, parse_time
+from cli import InputError
+from contract import Hit, MemoryItem
+from dataset import parse_time
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 K1, B = 1.2, 0.75  # FTS5's bm25() constants (sqlite ext/fts5/fts5_aux.c)

@@ -25,7 +25,8 @@ import uuid
 
 from backends import check_settings, require
 from backends._embed import check_model, section_embedder
-from interface import Hit, InputError, MemoryItem
+from cli import InputError
+from contract import Hit, MemoryItem
 
 
 class ChromaBackend:

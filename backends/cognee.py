@@ -46,7 +46,8 @@ from importlib.metadata import version
 
 from backends import check_settings, require
 from backends._embed import cache_folder, check_model, section_embedder
-from interface import Hit, InputError, MemoryItem
+from cli import InputError
+from contract import Hit, MemoryItem
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()  # cognee's state is process-wide: one lock for every backend object

@@ -12,7 +12,7 @@ import threading
 
 from backends import check_settings, require
 from backends._embed import check_model, rank_key, section_embedder
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 
 class _Namespace:

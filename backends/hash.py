@@ -13,7 +13,8 @@ import threading
 from backends import check_settings
 from backends._embed import HashEmbedder
 from backends.keyword import TieOrder, neg_time
-from interface import Hit, InputError, MemoryItem
+from cli import InputError
+from contract import Hit, MemoryItem
 
 
 class _Namespace:

@@ -45,7 +45,8 @@ import uuid
 from urllib.parse import quote
 
 from backends import check_settings, require
-from interface import Hit, InputError, MemoryItem
+from cli import InputError
+from contract import Hit, MemoryItem
 
 NONE = type(None)
 SETTINGS = {

@@ -24,7 +24,7 @@ from itertools import islice
 from typing import Callable, Hashable
 
 from backends import check_settings, require
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
 # A namespace this large is searched with numpy arrays, a smaller one in plain Python, which

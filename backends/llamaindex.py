@@ -41,7 +41,7 @@ from importlib.metadata import version
 
 from backends import check_settings, require
 from backends._embed import check_model, section_embedder
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 
 def _embed_model(embedder):

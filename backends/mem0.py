@@ -34,7 +34,8 @@ import threading
 
 from backends import check_settings, require
 from backends._embed import check_model, section_embedder
-from interface import Hit, InputError, MemoryItem
+from cli import InputError
+from contract import Hit, MemoryItem
 
 # mem0's telemetry (PostHog) would try the internet and add a second vector store
 # ("mem0migrations") to every Memory. mem0 reads this variable once, when first imported; if

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 from backends import check_settings
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 
 class NewestBackend:

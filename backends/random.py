@@ -13,7 +13,7 @@ import random
 import threading
 
 from backends import check_settings
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 
 class RandomBackend:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import threading
 
 from backends import check_settings
-from interface import Hit, InputError, MemoryItem, sha256_text
+from cli import InputError
+from contract import Hit, MemoryItem
+from fileio import sha256_text
 
 SUMMARY_PROMPT = """Progressively summarize the lines of a conversation, adding onto the previous summary and returning a new summary.
 Keep every concrete fact: names, numbers, versions, dates, decisions and preferences. When a new line changes an earlier fact, keep the newest value and say when it changed.

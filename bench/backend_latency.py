@@ -37,7 +37,9 @@ sys.path.insert(0, ROOT)
 from backends import available, load_backend  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, tokens  # noqa: E402
-from interface import InputError, MemoryItem, load_config, run_cli  # noqa: E402
+from cli import InputError, run_cli  # noqa: E402
+from config import load_config  # noqa: E402
+from contract import MemoryItem  # noqa: E402
 from machine import describe  # noqa: E402
 from metrics import percentile  # noqa: E402
 

@@ -38,7 +38,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from interface import write_json_atomic  # noqa: E402
+from fileio import write_json_atomic  # noqa: E402
 from serve import DEFAULT_MODEL, MODELS, ROOT  # noqa: E402
 from machine import describe  # noqa: E402
 

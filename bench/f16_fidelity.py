@@ -21,7 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from interface import run_cli  # noqa: E402
+from cli import run_cli  # noqa: E402
 from serve import ROOT, STATE_DIR, convert, served_model, verified_model  # noqa: E402
 
 

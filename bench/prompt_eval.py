@@ -37,7 +37,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from interface import run_cli  # noqa: E402
+from cli import run_cli  # noqa: E402
 from serve import (MODEL_ALIAS, N_CTX, ROOT, STATE_DIR, free_port, log_tail, server_command,  # noqa: E402
                    served_model, start_child, release_signals, stop, verified_model)
 

@@ -26,7 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from blind import OVERALL, backend_records, recall_table  # noqa: E402
-from interface import EXIT_OK, InputError, load_config, load_dataset, run_cli  # noqa: E402
+from cli import EXIT_OK, InputError, run_cli  # noqa: E402
+from config import load_config  # noqa: E402
+from dataset import load_dataset  # noqa: E402
 
 SYSTEMS = ("keyword", "bm25", "hash", "dense_wordllama")
 REAL = os.path.join("data", "imported", "locomo.jsonl")

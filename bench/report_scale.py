@@ -30,10 +30,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from grading import RULES_SHA256  # noqa: E402
+from cli import run_cli
+from config import SAMPLING_DEFAULTS
 from context import EMPTY_CONTEXT, render_line  # noqa: E402
-from interface import (MANIFEST_FORMAT, RUN_FORMAT, SAMPLING_DEFAULTS, VERDICT_FORMAT, Hit, dumps,  # noqa: E402
-                       run_cli, session_items, sha256_file, verdict_identity)
+from contract import Hit, session_items
+from fileio import dumps, sha256_file
+from formats import MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, verdict_identity
+from grading import RULES_SHA256  # noqa: E402
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()

@@ -3,7 +3,7 @@ over the real LoCoMo file, per system: ingestion time, search p50/p95, peak memo
 
 What a pass does is what `run.py --retrieval-only` does with a backend, without the model and
 the run file: per case, reset its namespace, add its sessions in order (one add per session, the
-turns as interface.session_items gives them), flush, then search each question once at the
+turns as contract.session_items gives them), flush, then search each question once at the
 config's top_k, and reset the namespace again (run.py releases a case's namespace after its
 searches). So searches meet the store at its largest, a whole case's haystack. Each system runs
 in a process of its own, so that its peak resident memory (ru_maxrss) is its own. Beside wall
@@ -57,7 +57,9 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "data")]
 
 from backends import load_backend  # noqa: E402
 from backends._embed import CachedEmbedder, EmbeddingBackend  # noqa: E402
-from interface import InputError, load_config, run_cli, session_items  # noqa: E402
+from cli import InputError, run_cli  # noqa: E402
+from config import load_config  # noqa: E402
+from contract import session_items  # noqa: E402
 from machine import describe  # noqa: E402
 
 SYSTEMS = "keyword,bm25,hash,dense_wordllama"

@@ -37,7 +37,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from interface import MANIFEST_FORMAT, load_config  # noqa: E402
+from config import load_config  # noqa: E402
+from formats import MANIFEST_FORMAT  # noqa: E402
 from llm import LLMClient  # noqa: E402
 from machine import describe  # noqa: E402
 

@@ -27,13 +27,15 @@ import os
 import sys
 from typing import Any
 
-# Run as `python data/import_dialogs.py` from anywhere: the repo root holds interface.py.
+# Run as `python data/import_dialogs.py` from anywhere: the repo root holds the shared modules.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
+from cli import InputError, run_cli
+from contract import QUESTION_TYPES, is_answerable
+from dataset import parse_time
+from fileio import read_jsonl, sha256_file
 from importlib_common import CaseWriter, Report, answer_text, base_parser, map_type, require  # noqa: E402
-from interface import (QUESTION_TYPES, InputError, is_answerable, parse_time, read_jsonl,  # noqa: E402
-                       run_cli, sha256_file)
 
 
 def read_dialogs(path: str) -> dict[str, dict[int, dict[int, tuple[str, dict]]]]:

@@ -32,13 +32,15 @@ import sys
 from datetime import datetime
 from typing import Any, Iterator
 
-# Run as `python data/import_locomo.py` from anywhere: the repo root holds interface.py.
+# Run as `python data/import_locomo.py` from anywhere: the repo root holds the shared modules.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
+from cli import InputError, run_cli  # noqa: E402
+from contract import is_answerable  # noqa: E402
+from fileio import sha256_file  # noqa: E402
 from importlib_common import (CaseWriter, Report, answer_text, base_parser,  # noqa: E402
                               iter_json_array, require)
-from interface import InputError, is_answerable, run_cli, sha256_file  # noqa: E402
 
 # Verified against the paper's counts and the official scoring code (shared/datasets/README.md);
 # several public harnesses swap these.

@@ -37,13 +37,14 @@ import re
 import sys
 from typing import Any, Iterator
 
-# Run as `python data/import_longmemeval.py` from anywhere: the repo root holds interface.py.
+# Run as `python data/import_longmemeval.py` from anywhere: the repo root holds the shared modules.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
+from cli import InputError, run_cli  # noqa: E402
+from fileio import sha256_file  # noqa: E402
 from importlib_common import (DEFAULT_BUFSIZE, CaseWriter, Report, answer_text,  # noqa: E402
                               base_parser, iter_json_array, require)
-from interface import InputError, run_cli, sha256_file  # noqa: E402
 
 # The official question types; `_abs` on the question id marks abstention (type kept as base).
 TYPE_MAP = {

@@ -29,13 +29,14 @@ import sys
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-# Run as `python data/import_mneme.py` from anywhere: the repo root holds interface.py.
+# Run as `python data/import_mneme.py` from anywhere: the repo root holds the shared modules.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
+from cli import InputError, run_cli
+from contract import QUESTION_TYPES, is_answerable
+from fileio import not_utf8_error, sha256_file
 from importlib_common import CaseWriter, Report, base_parser, map_type, require  # noqa: E402
-from interface import (QUESTION_TYPES, InputError, is_answerable, not_utf8_error, run_cli,  # noqa: E402
-                       sha256_file)
 
 # Arbitrary, fixed, and documented: the corpus has no dates and none of its questions is temporal.
 BASE_TIME = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -126,7 +127,7 @@ def convert(path: str, conv: dict, sha: str, default_type: str | None, report: R
                         f"and the contract needs evidence; dropped")
             continue
         elif len(keywords) > 1 and not any(all(w in t["text"].lower() for w in keywords) for t in prior):
-            # Keyword recall counts a hit holding any one keyword, as Mneme does (interface.
+            # Keyword recall counts a hit holding any one keyword, as Mneme does (contract.
             # keyword_ranks); the bundled data's keywords also appear together in one answer-
             # bearing turn (data/README.md), so a test point whose keywords never do is noted.
             report.note("keywords_not_together", f"{where}: no earlier turn holds all of "

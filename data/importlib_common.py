@@ -12,7 +12,10 @@ import re
 import sys
 from typing import IO, Any, Iterator
 
-from interface import QUESTION_TYPES, InputError, atomic_open, dumps, not_utf8_error, validate_case
+from cli import InputError
+from contract import QUESTION_TYPES
+from dataset import validate_case
+from fileio import atomic_open, dumps, not_utf8_error
 
 # 1 MiB of text per read: big enough that LongMemEval-M (about 5 MB per record) needs only a
 # few reads per record, small enough that memory stays at one record plus one chunk.
@@ -208,7 +211,7 @@ class Report:
 
 class CaseWriter:
     """Validate each case against the contract and stream it to a temp file next to the output
-    (interface.atomic_open), which replaces the output on a clean exit only, so a failed import
+    (fileio.atomic_open), which replaces the output on a clean exit only, so a failed import
     never leaves a partial file behind."""
 
     def __init__(self, out_path: str, report: Report, force: bool = False) -> None:

@@ -36,12 +36,14 @@ import re
 import sys
 from datetime import date
 
-# Run as `python data/make_calibration.py` from anywhere: the repo root holds interface.py.
+# Run as `python data/make_calibration.py` from anywhere: the repo root holds the shared modules.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from cli import EXIT_OK  # noqa: E402
+from dataset import parse_time  # noqa: E402
+from fileio import check_generated, dumps, read_jsonl, write_atomic  # noqa: E402
 from grading import WRONG_KINDS  # noqa: E402
-from interface import EXIT_OK, check_generated, dumps, parse_time, read_jsonl, write_atomic  # noqa: E402
 
 SOURCES = ("dev.jsonl", "cases.jsonl")
 OUT = "calibration.jsonl"

@@ -35,7 +35,8 @@ from datetime import date, datetime, timedelta, timezone
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from interface import EXIT_BAD_INPUT, EXIT_OK, check_generated, dumps, write_atomic  # noqa: E402
+from cli import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
+from fileio import check_generated, dumps, write_atomic  # noqa: E402
 import cases_v3  # noqa: E402
 from vocabulary import (CLUSTERS, FIRST, LAST, MONTHS, NUMBER_WORDS, REGIONS, SERVICES, STORES,  # noqa: E402
                         V2_EXTRA_SERVICES, WEEKDAYS, month_day, pool_split)

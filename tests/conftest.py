@@ -86,7 +86,7 @@ def write_config(tmp_path, dataset: str = TINY, **overrides) -> str:
 def backend_config(tmp_path, backends: dict) -> dict:
     """What run.py hands backends.load_backend, cut to what backends read: the backends section
     and the harness keys load_config always fills (pinned model, sampling, client settings)."""
-    from interface import SAMPLING_DEFAULTS
+    from config import SAMPLING_DEFAULTS
     return {"backends": backends, "answer_model": "stub-model", "seed": 7, "max_retries": 0,
             "retry_backoff_s": 0.0, "request_timeout_s": 10, "cache_dir": str(tmp_path / "llm-cache"),
             "answer_sampling": dict(SAMPLING_DEFAULTS)}

@@ -9,9 +9,9 @@ import manifest
 import report
 import run
 import score
+from cli import run_cli
 from conftest import ROOT, write_config
 from fake_llm import FakeLLM
-from interface import run_cli
 
 # tiny.jsonl's two cases and one whose question and turns hold markup (an injection attempt).
 CASES = os.path.join(ROOT, "tests", "data", "report_cases.jsonl")

@@ -43,8 +43,9 @@ sys.path.insert(0, ROOT)  # as a script, this folder (fake_llm) is on the path, 
 
 import yaml  # noqa: E402
 
+from cli import InputError, run_cli  # noqa: E402
+from dataset import dataset_index, shard_of  # noqa: E402
 from fake_llm import FakeLLM  # noqa: E402  (this folder)
-from interface import InputError, dataset_index, run_cli, shard_of  # noqa: E402
 from processes import free_port, stop  # noqa: E402
 
 PAGE = os.path.join("docs", "scale.md")

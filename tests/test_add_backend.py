@@ -14,8 +14,9 @@ import pytest
 
 import backends
 import backends.keyword
+from cli import InputError
+from config import load_config
 from conftest import ROOT, write_config
-from interface import InputError, load_config
 
 
 def template() -> str:

@@ -8,7 +8,8 @@ import json
 import pytest
 
 import score
-from interface import InputError, run_cli, validate_case
+from cli import InputError, run_cli
+from dataset import validate_case
 from records import run_record, write_comparison
 
 

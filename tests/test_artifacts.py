@@ -12,8 +12,10 @@ import pytest
 
 import artifacts
 import blind
+from cli import run_cli
 from conftest import ROOT, write_config
-from interface import MemoryItem, dumps, run_cli
+from contract import MemoryItem
+from fileio import dumps
 from report_pipeline import make_report, pipeline
 
 SERVICES = [f"{a}-{n}" for a in ("kestrel", "petrel", "dipper", "heron", "osprey") for n in range(10, 50)]

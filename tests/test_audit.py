@@ -11,7 +11,7 @@ import math
 import pytest
 
 import audit
-from interface import run_cli
+from cli import run_cli
 from records import run_record, verdict_for, write_jsonl
 
 # (correct, incorrect, unparseable) verdicts per system, 20 answers each.

@@ -24,11 +24,12 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from backends import load_backend, require  # noqa: E402
-from conftest import backend_config  # noqa: E402
 from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
-from interface import Hit, InputError, MemoryItem, session_items  # noqa: E402
+from cli import InputError  # noqa: E402
+from conftest import backend_config  # noqa: E402
+from contract import Hit, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
     {"turn_id": "a1", "role": "user", "text": "The billing service runs on Postgres 14, pinned last year."},
@@ -899,7 +900,7 @@ def test_mem0_infer_reset_forgets_context_messages():
 def test_scale_generated_cases_are_valid_longmemeval_s_shaped_cases():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
     import scale
-    from interface import validate_case
+    from dataset import validate_case
     seen_cases, seen_qids = set(), set()
     for i in range(3):
         case = scale.generated_case(22, i)

@@ -11,11 +11,11 @@ import os
 import pytest
 
 import judge
+from cli import run_cli
 from conftest import ROOT, write_config
 from grading import RULES_SHA256, deterministic, load_calibration
 from labelled import rules_verdicts
 from metrics import calibration_rates, wilson_interval
-from interface import run_cli
 from metrics import error_rate_text, rate
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")

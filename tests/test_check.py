@@ -13,8 +13,9 @@ import check
 import judge
 import run
 import score
+from cli import run_cli
 from conftest import ROOT, TINY, write_config
-from interface import load_dataset, run_cli
+from dataset import load_dataset
 from memory_service import MemoryService
 from records import run_record, verdict_for, write_comparison, write_jsonl
 

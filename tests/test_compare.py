@@ -9,8 +9,9 @@ import json
 import compare
 import judge
 import run
+from cli import run_cli
 from conftest import write_config
-from interface import run_cli, sha256_file
+from fileio import sha256_file
 from records import run_record, verdict_for, write_dataset, write_jsonl
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from cli import InputError
 from context import EMPTY_CONTEXT, build_context, make_counter, render_line
-from interface import Hit, InputError
+from contract import Hit
 
 APPROX = make_counter("approx")
 

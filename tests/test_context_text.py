@@ -11,9 +11,11 @@ from collections import Counter
 import pytest
 
 import run
+from cli import run_cli
+from config import load_config
 from conftest import TINY, write_config
 from context import answer_prompt
-from interface import load_config, load_dataset, run_cli
+from dataset import load_dataset
 from records import read_records
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword", "summary_buffer")

@@ -17,9 +17,12 @@ import judge
 import manifest
 import run
 import score
+from cli import InputError, run_cli
+from config import load_config
 from conftest import API_KEY, ROOT, TINY, write_config
+from dataset import load_dataset
 from dispositions import default_signals, sigint_ignored
-from interface import InputError, indented_json, load_config, load_dataset, run_cli, write_json_atomic
+from fileio import indented_json, write_json_atomic
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
 
@@ -408,7 +411,7 @@ def test_the_bootstrap_resamples_clusters_not_cases(tmp_path):
 
 
 def test_a_record_carries_the_hash_of_exactly_what_was_added_and_the_extra_wait(tmp_path, fake_llm, config):
-    from interface import items_sha256, session_items
+    from contract import items_sha256, session_items
     out = tmp_path / "keyword.jsonl"
     assert run_system(config, "keyword", out, "--extra-wait-s", "0.01") == 0
     cases = {c["case_id"]: c for c in load_dataset(TINY)}
@@ -446,7 +449,7 @@ def test_score_checks_the_runs_against_the_manifest_dataset_and_its_question_cou
 
 def test_files_written_atomically_get_the_usual_permissions(tmp_path):
     import stat
-    from interface import write_atomic
+    from fileio import write_atomic
     umask = os.umask(0)
     os.umask(umask)
     for name, data in (("report.md", "x"), ("report-accuracy.png", b"\x89PNG")):  # text, and a plot's bytes
@@ -461,7 +464,7 @@ def test_files_written_atomically_get_the_usual_permissions(tmp_path):
     [{"a": 1}], [{"a": 1}, {}], [{"a": 1, "b": [1]}, {"c": 2}], {"q": [{"a": 1}, {"b": "},\n      {"}]},
     {"rows": [{"s": "}, {", "n": 2, "f": 0.1}, {"s": "", "n": -3, "f": None}], "more": [[{"a": 1}]]}])
 def test_every_summary_file_is_written_as_json_dumps_writes_it(obj, tmp_path):
-    # One writer (interface.write_json_atomic) for every summary file, with an encoder faster than
+    # One writer (fileio.write_json_atomic) for every summary file, with an encoder faster than
     # json's indented one, which must still write its bytes.
     expected = json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
     assert indented_json(obj) == expected

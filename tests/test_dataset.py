@@ -14,7 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
-from interface import QUESTION_TYPES, load_dataset  # noqa: E402
+from contract import QUESTION_TYPES  # noqa: E402
+from dataset import load_dataset  # noqa: E402
 
 CASES = os.path.join(ROOT, "data", "cases.jsonl")
 DEV = os.path.join(ROOT, "data", "dev.jsonl")
@@ -143,7 +144,7 @@ def test_keywords_cooccur_in_an_evidence_turn(test_cases: list[dict], dev_cases:
 
 
 def test_asked_after_last_session(test_cases: list[dict], dev_cases: list[dict]) -> None:
-    from interface import parse_time
+    from dataset import parse_time
     for case in test_cases + dev_cases:
         last = parse_time(case["sessions"][-1]["timestamp"])
         for q in case["questions"]:

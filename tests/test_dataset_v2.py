@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
 import make_cases as mc  # noqa: E402
-from interface import load_dataset  # noqa: E402
+from dataset import load_dataset  # noqa: E402
 
 CASES = os.path.join(ROOT, "data", "cases-v2.jsonl")
 DEV = os.path.join(ROOT, "data", "dev-v2.jsonl")

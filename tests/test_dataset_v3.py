@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "data"))
 
 import cases_v3 as v3  # noqa: E402
 import phrases_v3  # noqa: E402
-from interface import load_dataset  # noqa: E402
+from dataset import load_dataset  # noqa: E402
 
 CASES = os.path.join(ROOT, "data", "cases-v3.jsonl")
 DEV = os.path.join(ROOT, "data", "dev-v3.jsonl")

@@ -49,7 +49,7 @@ BAD = {
 def test_bad_dataset_exits_2_naming_path_line_and_field(tmp_path, kind):
     mutate, line, needle = BAD[kind]
     path = dump(tmp_path / "bad.jsonl", break_case(mutate))
-    r = script("interface.py", "validate", path)
+    r = script("dataset.py", "validate", path)
     assert r.returncode == 2, r.stderr
     assert f"{path}{line}" in r.stderr and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
@@ -58,14 +58,14 @@ def test_bad_dataset_exits_2_naming_path_line_and_field(tmp_path, kind):
 def test_an_answerable_question_without_evidence_is_valid_when_meta_says_why(tmp_path):
     def mutate(cs: list) -> None:
         cs[0]["questions"][0].update(evidence=[], meta={"no_evidence": "the source lists no evidence"})
-    r = script("interface.py", "validate", dump(tmp_path / "ok.jsonl", break_case(mutate)))
+    r = script("dataset.py", "validate", dump(tmp_path / "ok.jsonl", break_case(mutate)))
     assert r.returncode == 0, r.stderr
 
 
 def test_invalid_json_line_is_named(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(open(TINY, encoding="utf-8").read() + '{"case_id": "c9", \n', encoding="utf-8")
-    r = script("interface.py", "validate", str(path))
+    r = script("dataset.py", "validate", str(path))
     assert r.returncode == 2 and f"{path}:3: invalid JSON" in r.stderr
 
 
@@ -80,7 +80,7 @@ def test_run_rejects_bad_dataset_before_any_model_call(tmp_path, fake_llm):
 
 
 def test_validate_prints_counts_per_type():
-    r = script("interface.py", "validate", TINY)
+    r = script("dataset.py", "validate", TINY)
     assert r.returncode == 0
     assert "2 cases, 5 sessions, 11 turns, 6 questions" in r.stdout and "abstention 1" in r.stdout
 

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
+from cli import InputError
 from conftest import ROOT
 from grading import RULES_SHA256, decide, deterministic, load_calibration, name_days
-from interface import InputError
 from metrics import calibration_rates, wilson_interval
 
 DATES = os.path.join(ROOT, "data", "dates.jsonl")
@@ -115,7 +115,7 @@ def test_every_bundled_yearless_date_gold_takes_the_year_of_its_evidence(dataset
     # The nearest year to asked_at is the year the history means: each date gold's day falls
     # within six months of the session that states it (the furthest, 42 days).
     import datetime
-    from interface import load_dataset
+    from dataset import load_dataset
     golds = 0
     for case in load_dataset(os.path.join(ROOT, "data", dataset)):
         said = {t["turn_id"]: datetime.date.fromisoformat(s["timestamp"][:10]) for s in case["sessions"]

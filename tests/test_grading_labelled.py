@@ -8,9 +8,9 @@ import os
 
 import pytest
 
+from fileio import read_jsonl
 from grading import decide, deterministic
 from labelled import rule_errors
-from interface import read_jsonl
 
 LABELLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rule_labels.jsonl")
 

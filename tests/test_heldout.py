@@ -12,9 +12,9 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT
+from fileio import read_jsonl
 from grading import RIGHT_KINDS, RULES_SHA256, WRONG_KINDS, load_calibration
 from labelled import rule_errors, rules_verdicts
-from interface import read_jsonl
 from metrics import calibration_rates, wilson_interval
 
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")

@@ -11,8 +11,10 @@ import pytest
 import yaml
 
 from backends import load_backend
-from interface import InputError, MemoryItem, load_config
+from cli import InputError
+from config import load_config
 from conftest import ROOT, TINY, backend_config, write_config
+from contract import MemoryItem
 from memory_service import MemoryService
 
 TOKEN = "svc-token-123"
@@ -94,7 +96,7 @@ def test_unknown_setting_is_named(tmp_path, service):
 
 def test_run_over_http_records_fixed_delay_assumption(tmp_path, service, fake_llm):
     import run
-    from interface import run_cli
+    from cli import run_cli
     cfg = write_config(tmp_path, backends={"http": {"base_url": service.url, "token_env": "MEMORY_API_KEY",
                                                     "flush": "delay", "flush_delay_s": 1.0}})
     out = tmp_path / "http.jsonl"
@@ -149,7 +151,8 @@ def test_chroma_preset_ranks_like_embedded_chroma(chroma_server, tmp_path):
     """Same vectors, same database engine: over REST through the generic adapter, Chroma must
     return what the chromadb library returns in process. A wrong column or field mapping shows."""
     pytest.importorskip("chromadb")
-    from interface import load_dataset, session_items
+    from contract import session_items
+    from dataset import load_dataset
     cfg = chroma_preset(chroma_server, tmp_path)
     cfg["backends"]["chroma"] = {"model": "wordllama"}
     over_rest, embedded = load_backend("chroma_http", cfg), load_backend("chroma", cfg)

@@ -23,8 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import metrics  # noqa: E402
-from interface import (EXIT_BAD_INPUT, InputError, dataset_counts, is_answerable, load_dataset,  # noqa: E402
-                       parse_time, run_cli)
+from cli import EXIT_BAD_INPUT, InputError, run_cli
+from contract import is_answerable
+from dataset import dataset_counts, load_dataset, parse_time
 from records import run_record, verdict_for  # noqa: E402
 
 SHARED = os.path.join(ROOT, "..", "shared", "datasets")

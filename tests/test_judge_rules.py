@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import grading
+from contract import QUESTION_TYPES, is_answerable
 from grading import decide, deterministic, parse_judge_reply, rubric_for, verdict_normalize
-from interface import QUESTION_TYPES, is_answerable
 
 
 def rec(gold: str, answer: str, qtype: str = "single_hop", meta: dict | None = None,
@@ -321,7 +321,7 @@ def test_rule_set_hash_covers_every_function_and_table_deterministic_uses():
     assert functions <= set(grading.RULE_FUNCTIONS)
     assert tables <= set(grading.RULE_TABLES)
     assert {"_words", "_contains_gold", "pure_abstention"} <= functions and {"HEDGES", "DECLINES"} <= tables
-    # Answerability is interface's (one definition); the rules depend on it, so it is hashed too.
+    # Answerability is contract.py's (one definition); the rules depend on it, so it is hashed too.
     assert "is_answerable" in grading.RULE_FUNCTIONS and "UNANSWERABLE_TYPES" in grading.RULE_TABLES
 
 

@@ -7,7 +7,7 @@ import json
 
 import judge
 import score
-from interface import run_cli
+from cli import run_cli
 from records import read_records, run_record, verdict_for, write_comparison, write_jsonl
 
 # The hash of a rule set this code no longer has: verdicts that carry it were made by other rules.

@@ -1,5 +1,5 @@
-"""How the code is laid out, checked: no stage imports another stage, interface.py imports
-nothing from backends/, backends/ import no top-level script, a backend is given its own config
+"""How the code is laid out, checked: no stage imports another stage, the shared contract modules
+import nothing from backends/, backends/ import no top-level script, a backend is given its own config
 section and the harness keys only, and answerability has one definition."""
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import re
 import backends
 import backends.keyword
 from backends import HARNESS_KEYS, load_backend
+from config import load_config
 from conftest import ROOT, write_config
-from interface import load_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
-# modules are shared (interface, context, llm, grading, metrics, processes, blind).
+# modules are shared (contract, cli, fileio, dataset, formats, config, context, llm, grading, metrics,
+# processes, blind).
 STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts"}
 SCRIPTS = STAGES | {"serve"}
 
@@ -37,8 +38,13 @@ def test_no_stage_imports_another_stage():
         assert not imports(os.path.join(ROOT, f"{stage}.py")) & (STAGES - {stage}), stage
 
 
-def test_interface_imports_nothing_from_backends_and_backends_import_no_script():
-    assert "backends" not in imports(os.path.join(ROOT, "interface.py"))
+# The modules that define the contract, its files and its config: backends build on them.
+CONTRACT_MODULES = ("contract", "cli", "fileio", "dataset", "formats", "config")
+
+
+def test_the_contract_modules_import_nothing_from_backends_and_backends_import_no_script():
+    for module in CONTRACT_MODULES:
+        assert "backends" not in imports(os.path.join(ROOT, f"{module}.py")), module
     folder = os.path.join(ROOT, "backends")
     for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
         assert not imports(os.path.join(folder, name)) & SCRIPTS, name
@@ -55,7 +61,7 @@ def test_a_backend_gets_its_own_section_and_the_harness_keys_never_the_dataset(t
 
 
 def test_answerability_has_one_definition():
-    # interface.is_answerable decides it for every number and check; grading.py may say whether
+    # contract.is_answerable decides it for every number and check; grading.py may say whether
     # a gold declines, for its rubric. No other module of the harness defines answerability or
     # reads the types that decide it.
     pattern = re.compile(r"def is_\w*answerable\(|UNANSWERABLE_TYPES")
@@ -66,4 +72,4 @@ def test_answerability_has_one_definition():
                 with open(os.path.join(ROOT, folder, name), encoding="utf-8") as fh:
                     if pattern.search(fh.read()):
                         found.add(os.path.join(folder, name))
-    assert found <= {"interface.py", "grading.py"}, found
+    assert found <= {"contract.py", "grading.py"}, found

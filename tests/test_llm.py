@@ -12,9 +12,10 @@ import pytest
 
 import judge
 import run
+from cli import InputError, run_cli
+from config import SAMPLING_DEFAULTS, load_config
 from conftest import API_KEY, ROOT, write_config
 from fake_llm import FakeLLM
-from interface import SAMPLING_DEFAULTS, InputError, load_config, run_cli
 from llm import LLMClient, cache_key
 from processes import free_port
 

@@ -13,9 +13,9 @@ import time
 import pytest
 
 import run
+from cli import run_cli
 from conftest import ROOT, write_config
 from dispositions import default_signals
-from interface import run_cli
 
 
 def run_keyword(cfg: str, out, *extra: str) -> int:

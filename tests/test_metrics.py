@@ -10,7 +10,8 @@ import pytest
 
 import metrics
 import score
-from interface import CALIBRATION_FORMAT, run_cli
+from cli import run_cli
+from formats import CALIBRATION_FORMAT
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
 
 

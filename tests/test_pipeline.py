@@ -8,8 +8,8 @@ import os
 import judge
 import run
 import score
+from cli import run_cli
 from conftest import API_KEY, write_config
-from interface import run_cli
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword")
 

@@ -14,7 +14,9 @@ import pytest
 import check
 import report
 import score
-from interface import AUDIT_KEY_FORMAT, MANIFEST_FORMAT, run_cli, sha256_file
+from cli import run_cli
+from fileio import sha256_file
+from formats import AUDIT_KEY_FORMAT, MANIFEST_FORMAT
 from metrics import calibration_text
 from records import read_records, run_record, write_comparison, write_jsonl
 from report_pipeline import make_report, pipeline

@@ -194,7 +194,7 @@ def on_first_screen(locator) -> bool:
 def checked(report, tmp_path_factory):
     """The same report with check.py's results: long check messages, a FAIL among them."""
     import check
-    from interface import run_cli
+    from cli import run_cli
     from report_pipeline import make_report
     out = str(report["results"] / "checks.json")
     assert run_cli(check.main, ["--runs", *report["runs"], "--verdicts", report["verdicts"], "--manifest",
@@ -304,7 +304,7 @@ def test_each_answer_shows_the_prompt_its_model_read(browser, report, tmp_path):
 def test_the_judges_reason_is_shown_next_to_decided_by_llm(browser, report, tmp_path):
     import shutil
     import score
-    from interface import run_cli
+    from cli import run_cli
     from records import read_records, write_jsonl
     from report_pipeline import make_report
     copy = tmp_path / "copy"
@@ -329,7 +329,7 @@ def test_a_failed_judge_call_is_listed_under_its_error_count(browser, report, tm
     import json
     import shutil
     import score
-    from interface import run_cli
+    from cli import run_cli
     from records import read_records, write_jsonl
     from report_pipeline import make_report
     copy = tmp_path / "copy"
@@ -358,7 +358,7 @@ def test_a_failed_judge_call_is_listed_under_its_error_count(browser, report, tm
 def test_the_index_lists_the_pipelines_runs_and_links_to_each_page(browser, report, tmp_path):
     import json
     import compare
-    from interface import run_cli
+    from cli import run_cli
     # keyword against hash across the files of the pipeline's run: a compare page beside its report
     runs = [p for p in report["runs"] if p.endswith(("keyword.jsonl", "hash.jsonl"))]
     out = report["results"] / "compare" / "keyword-hash" / "compare.md"

@@ -14,8 +14,9 @@ import yaml
 
 import report
 import score
+from cli import run_cli
 from context import answer_prompt
-from interface import run_cli, sha256_file
+from fileio import sha256_file
 from records import read_records, run_record, verdict_for, write_jsonl
 from report_pipeline import make_report, pipeline
 from test_report import DATA, blob, build, recs, table_after

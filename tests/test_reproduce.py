@@ -15,8 +15,8 @@ import manifest
 import report
 import run
 import score
+from cli import run_cli
 from conftest import ROOT, write_config
-from interface import run_cli
 from report_pipeline import make_report, pipeline
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import metrics
 import score
-from interface import run_cli
+from cli import run_cli
 from records import run_record, write_comparison
 
 

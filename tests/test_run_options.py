@@ -14,8 +14,10 @@ import pytest
 import judge
 import run
 import score
+from cli import Progress, run_cli
 from conftest import ROOT, TINY, backend_config, write_config
-from interface import Hit, Progress, load_dataset, run_cli
+from contract import Hit
+from dataset import load_dataset
 
 
 def records(path) -> list[dict]:
@@ -34,8 +36,8 @@ def test_the_default_budget_is_what_top_k_typical_turns_of_the_default_dataset_f
     looser than the other; a new default dataset, budget or k that breaks the agreement fails
     here."""
     import math
+    from config import load_config
     from context import make_counter
-    from interface import load_config
     cfg = load_config(os.path.join(ROOT, "config.yaml"))
     with open(cfg["dataset"], encoding="utf-8") as fh:
         first = json.loads(fh.readline())["case_id"]
@@ -307,7 +309,7 @@ def test_check_config_checks_every_backend_section(tmp_path, capsys):
 
 def test_bm25_with_a_half_life_ranks_the_newer_turn_first_when_time_aware(tmp_path, fake_llm):
     from backends import load_backend
-    from interface import MemoryItem
+    from contract import MemoryItem
     cfg = backend_config(tmp_path, {"bm25_recency": {"adapter": "bm25", "recency_half_life_days": 30}})
     b = load_backend("bm25_recency", cfg)
     old = MemoryItem("t1", "billing runs postgres postgres 14", {"timestamp": "2026-01-01T00:00:00Z"})
@@ -403,7 +405,7 @@ def test_a_budget_the_served_model_cannot_read_is_warned_of_before_any_call(tmp_
 
 
 def test_keyword_ranks_count_a_hit_holding_any_keyword_on_word_boundaries():
-    from interface import keyword_ranks
+    from contract import keyword_ranks
     q = {"meta": {"keywords": ["Go", "pike-6", "Monday, November 17"]}}
     hits = [Hit("user: we are going to rewrite it", 1.0),                 # 1: "go" inside "going"
             Hit("assistant: the service is written in GO.", 0.9),        # 2: any one keyword is enough

@@ -7,7 +7,7 @@ import pytest
 
 import metrics
 import score
-from interface import run_cli
+from cli import run_cli
 from records import run_record, verdict_for, write_comparison
 
 
@@ -69,7 +69,7 @@ def test_score_table_by_hand(tmp_path):
 
 
 def test_scores_json_is_written_as_every_summary_file(tmp_path):
-    # score.py writes its JSON through interface.write_json_atomic, every summary file's writer,
+    # score.py writes its JSON through fileio.write_json_atomic, every summary file's writer,
     # whose fast encoder must give the bytes of json.dumps(..., indent=2).
     a = [_rec("A", "q1", "c1", "yes", ["t1"], ["t1"]), _rec("A", "q2", "c1", "naïve \"},\n{\"", ["t2"], ["t9"]),
          run_record("A", "q3", "c2", None, [], None, type="abstention", error="timeout"),

@@ -9,8 +9,8 @@ import judge
 import manifest
 import run
 import score
+from cli import run_cli
 from conftest import ROOT, write_config
-from interface import run_cli
 
 SYSTEMS = ("none", "oracle", "keyword")
 

@@ -7,8 +7,9 @@ import os
 import judge
 import merge
 import run
+from cli import run_cli
 from conftest import ROOT, write_config
-from interface import run_cli, shard_of
+from dataset import shard_of
 
 DEV = os.path.join(ROOT, "data", "dev.jsonl")  # 12 cases, so that every shard of three gets some
 

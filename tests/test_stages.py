@@ -9,8 +9,8 @@ import re
 import pytest
 
 import stages
+from cli import InputError
 from conftest import ROOT
-from interface import InputError
 
 
 def test_the_rest_is_estimated_from_the_kinds_timed_and_names_those_not_yet_measured():

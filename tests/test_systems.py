@@ -8,7 +8,7 @@ import pytest
 
 from backends import load_backend
 from conftest import backend_config
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 
 
 def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str = "user") -> MemoryItem:

@@ -13,8 +13,9 @@ import check
 import judge
 import run
 import score
+from cli import run_cli
+from config import load_config
 from conftest import TINY, write_config
-from interface import load_config, run_cli
 
 SYSTEMS = ("none", "keyword")
 

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, ROOT)
 
 from backends import load_backend  # noqa: E402
-from interface import MemoryItem  # noqa: E402
+from contract import MemoryItem  # noqa: E402
 
 CASES = ("mb001", "mb002", "mb004", "mb007")
 DENSE_CASE = "mb002"

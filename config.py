@@ -1,0 +1,158 @@
+"""config.yaml: every key it may hold, its types, ranges and defaults (CONFIG_KEYS), and
+load_config, which refuses an unknown key, a wrong type or a value out of range before anything
+runs."""
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+import yaml
+
+from cli import InputError
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def results_dir(run_id: str) -> str:
+    """Where a comparison's results go unless told otherwise: results/RUN_ID/, one folder per
+    config run_id, so that a second comparison does not overwrite the first."""
+    return os.path.join(ROOT, "results", run_id)
+
+
+# Every key config.yaml may hold: (accepted types, required). An unknown key is an error, so a
+# typo cannot silently fall back to a default.
+CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
+    "run_id": ((str,), True),
+    "dataset": ((str,), True),
+    "seed": ((int,), True),
+    "top_k": ((int,), True),
+    "context_token_budget": ((int,), True),
+    "flush_timeout_s": ((int, float), True),
+    "answer_model": ((str,), True),
+    "answer_max_tokens": ((int,), True),
+    "answer_prompt": ((str,), True),
+    "judge_model": ((str, type(None)), True),
+    "judge_max_tokens": ((int,), False),
+    "workers": ((int,), False),
+    "tokenizer": ((str,), False),
+    "request_timeout_s": ((int, float), False),
+    "max_retries": ((int,), False),
+    "retry_backoff_s": ((int, float), False),
+    "max_error_rate": ((int, float), False),
+    "cache_dir": ((str,), False),
+    "repeats": ((int,), False),
+    "time_aware_search": ((bool,), False),
+    "answer_sampling": ((dict,), False),
+    "judge_sampling": ((dict,), False),
+    "backends": ((dict,), False),
+    "checks": ((dict,), False),
+}
+CONFIG_DEFAULTS = {
+    "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
+    "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
+    "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "answer_sampling": {},
+    "judge_sampling": {}, "backends": {}, "checks": {},
+}
+# Values out of these ranges would be accepted by the type check and fail later, mid-run, or
+# silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
+CONFIG_RANGES: dict[str, tuple[Any, str]] = {
+    **{k: ((lambda v: v >= 1), "at least 1") for k in
+       ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens", "repeats")},
+    **{k: ((lambda v: v > 0), "greater than 0") for k in ("request_timeout_s", "flush_timeout_s")},
+    **{k: ((lambda v: v >= 0), "0 or more") for k in ("max_retries", "retry_backoff_s")},
+    "max_error_rate": ((lambda v: 0 <= v <= 1), "between 0 and 1"),
+}
+PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")
+# How a request to the answer model, or to the judge, states its limits (llm.sampling_params):
+# the token limit's name (reasoning models take max_completion_tokens), the temperature (null:
+# not sent) and whether the config seed is sent (reasoning models refuse both). These defaults
+# are what every request always carried.
+SAMPLING_DEFAULTS = {"max_tokens_param": "max_tokens", "temperature": 0.0, "send_seed": True}
+MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
+
+
+def kind_name(kind: type | tuple) -> str:
+    """A type, or a tuple of types, as an error names it ("a string or null")."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a string", list: "a list", dict: "an object", int: "an integer",
+             float: "a number", bool: "a boolean", type(None): "null"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def did_you_mean(word: str, choices) -> str:
+    """"; did you mean 'X'?" for the closest of choices to a misspelt name, or "" when none is
+    close (difflib's ratio of at least 0.6, its default)."""
+    by_lower = {c.lower(): c for c in choices}  # BM25 is close to bm25
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
+
+
+def load_config(path: str) -> dict:
+    """Read config.yaml, reject unknown keys and wrong types, fill defaults.
+    Relative paths (dataset, cache_dir) are resolved against the config's folder."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+    except OSError as e:
+        raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise InputError(f"{path}{line}: invalid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping of keys at the top level")
+    for key, value in raw.items():
+        if key not in CONFIG_KEYS:
+            raise InputError(f"{path}: unknown key '{key}'{did_you_mean(key, CONFIG_KEYS)}; known keys: "
+                             f"{', '.join(CONFIG_KEYS)}")
+        kinds, _ = CONFIG_KEYS[key]
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            raise InputError(f"{path}: key '{key}' must be {kind_name(kinds)}, got {type(value).__name__}")
+    for key, (_, required) in CONFIG_KEYS.items():
+        if required and key not in raw:
+            raise InputError(f"{path}: missing required key '{key}'")
+    cfg = {**CONFIG_DEFAULTS, **raw}
+    for key, (ok, expected) in CONFIG_RANGES.items():
+        if not ok(cfg[key]):
+            raise InputError(f"{path}: key '{key}' must be {expected}, got {cfg[key]}")
+    for name in PROMPT_FIELDS:
+        if name not in cfg["answer_prompt"]:
+            raise InputError(f"{path}: key 'answer_prompt' must contain the field {name}")
+    try:
+        cfg["answer_prompt"].format(asked_at="", context="", question="")
+    except (KeyError, IndexError, ValueError) as e:
+        raise InputError(f"{path}: key 'answer_prompt' has a stray brace field ({e}); "
+                         f"write literal braces as {{{{ and }}}}") from None
+    for key in ("answer_sampling", "judge_sampling"):
+        cfg[key] = _sampling(path, key, cfg[key])
+    for name, section in cfg["backends"].items():
+        if not isinstance(section, dict):
+            raise InputError(f"{path}: key 'backends.{name}' must be a mapping")
+    base = os.path.dirname(os.path.abspath(path))
+    for key in ("dataset", "cache_dir"):
+        if not os.path.isabs(cfg[key]):
+            cfg[key] = os.path.normpath(os.path.join(base, cfg[key]))
+    if not os.path.isfile(cfg["dataset"]):
+        raise InputError(f"{path}: key 'dataset' names {raw['dataset']!r}, which is not a file ({cfg['dataset']}"
+                         + ("; a relative path is read from the config's folder" if not os.path.isabs(raw["dataset"])
+                            else "") + "): set dataset: in the config to the dataset's path")
+    cfg["config_path"] = os.path.abspath(path)
+    return cfg
+
+
+def _sampling(path: str, key: str, section: dict) -> dict:
+    """A sampling section of the config with its defaults filled; a wrong key or value is an
+    InputError naming it."""
+    for name, value in section.items():
+        where = f"{path}: key '{key}.{name}'"
+        if name not in SAMPLING_DEFAULTS:
+            raise InputError(f"{path}: unknown key '{key}.{name}'; known keys: {', '.join(SAMPLING_DEFAULTS)}")
+        if name == "max_tokens_param" and value not in MAX_TOKENS_PARAMS:
+            raise InputError(f"{where} must be one of {', '.join(MAX_TOKENS_PARAMS)}, got {value!r}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if name == "temperature" and value is not None and not (number and 0 <= value <= 2):
+            raise InputError(f"{where} must be a number from 0 to 2, or null (not sent), got {value!r}")
+        if name == "send_seed" and not isinstance(value, bool):
+            raise InputError(f"{where} must be true or false, got {value!r}")
+    return {**SAMPLING_DEFAULTS, **section}

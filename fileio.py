@@ -1,0 +1,201 @@
+"""How files are read and written: JSON lines as every file here writes them, JSONL read with
+errors naming path:line, resumable output files, summary files written atomically, and sha256."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from typing import IO, Any, Iterator
+
+from cli import EXIT_BAD_INPUT, EXIT_OK, InputError
+
+
+def dumps(obj: Any) -> str:
+    """One JSON line as every file here writes it: UTF-8 text, no NaN, no default=str."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+
+
+def decode_line(raw: bytes, path: str, lineno: int) -> str:
+    """One line of a file as text; bytes that are not UTF-8 are an InputError naming the line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}:{lineno}: bytes that are not UTF-8 at column {e.start + 1} "
+                         f"(byte 0x{raw[e.start]:02x}); save the file as UTF-8") from None
+
+
+def not_utf8_error(path: str) -> InputError:
+    """The error for a file a text reader failed to decode: scans its bytes for the first line
+    that is not UTF-8, so the message names path:line (the text reader only knows a chunk)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                decode_line(raw, path, lineno)
+            except InputError as e:
+                return e
+    return InputError(f"{path}: bytes that are not UTF-8")
+
+
+def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; a bad line is an InputError."""
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    with fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = decode_line(raw, path, lineno)
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def read_resumable(path: str) -> tuple[list[tuple[int, dict, str]], int]:
+    """The records of an output file a stage is resuming, as (line number, object, line with
+    its newline), and how many lines were cut. A last line without its newline is what a
+    killed writer leaves: it is dropped and counted. Any other unreadable line is an error,
+    since the file was then not written by this stage."""
+    if not os.path.exists(path):
+        return [], 0
+    with open(path, "rb") as fh:
+        lines = [decode_line(raw, path, lineno) for lineno, raw in enumerate(fh, 1)]
+    out, cut = [], 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            if lineno == len(lines) and not line.endswith("\n"):
+                cut += 1
+                continue
+            raise InputError(f"{path}:{lineno}: invalid JSON inside an output file; it was not written by "
+                             f"this script: use --fresh or another --out") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object; use --fresh or another --out")
+        out.append((lineno, obj, line if line.endswith("\n") else line + "\n"))
+    return out, cut
+
+
+# The process's umask, read once at import (reading it means setting it, which is not safe
+# from worker threads): files written atomically get the permissions open() would give them.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def read_json(path: str, what: str, fields: tuple = ()) -> dict:
+    """A JSON summary another stage wrote (a manifest, scores, checks), with the fields the
+    reader needs; anything else is an InputError naming the file and the fix."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            obj = json.load(fh)
+    except OSError as e:
+        raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{path}: expected a JSON object (the {what})")
+    missing = [f for f in fields if f not in obj]
+    if missing:
+        raise InputError(f"{path}: not the {what} (no field '{missing[0]}'); rerun the script that writes it")
+    return obj
+
+
+@contextlib.contextmanager
+def atomic_open(path: str, mode: str = "w") -> Iterator[IO]:
+    """A file written atomically: yields a temp file in the same folder ("w" text in UTF-8, or
+    "wb"), which replaces `path` only when the block ends without an exception. The file gets
+    the permissions open() would give it (mkstemp's temp files are private to their owner), so
+    every output is readable like the others."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write a whole file, text or bytes, atomically (atomic_open)."""
+    with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as fh:
+        fh.write(data)
+
+
+def check_generated(path: str, text: str, command: str) -> int:
+    """A data generator's --check: EXIT_OK when path holds exactly text, else EXIT_BAD_INPUT with
+    the reason on stderr (command: how to regenerate it)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            on_disk = fh.read()
+    except OSError as e:
+        print(f"error: {path}: cannot open: {e.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if on_disk != text:
+        print(f"error: {path}: differs from the generator output; rerun {command}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{path}: matches")
+    return EXIT_OK
+
+
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def indented_json(obj: Any, depth: int = 0) -> str:
+    """json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) byte for byte, the format of
+    every summary file (write_json_atomic), at `depth` levels in. With an indent, json runs its
+    pure-Python encoder, a third of score.py's fixed cost at 12,000 question rows; here json's C
+    encoder writes each container of scalars, with the newline and indent in its item separator,
+    and a list of such dicts (the question rows) in one call, its rows' boundaries (`},` then a
+    newline, found nowhere else in it) indented afterwards."""
+    kind = type(obj)
+    if obj and (kind is list or kind is dict):
+        inner, deeper = "\n" + "  " * (depth + 1), "\n" + "  " * (depth + 2)
+        if JSON_SCALARS.issuperset(map(type, obj.values() if kind is dict else obj)):
+            text = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + inner, ": ")).encode(obj)
+            return text[0] + inner + text[1:-1] + inner[:-2] + text[-1]
+        if kind is list and all(type(x) is dict and x and JSON_SCALARS.issuperset(map(type, x.values())) for x in obj):
+            text = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + deeper, ": ")).encode(obj)
+            rows = text[2:-2].replace("}," + deeper + "{", inner + "}," + inner + "{" + deeper)
+            return "[" + inner + "{" + deeper + rows + inner + "}" + inner[:-2] + "]"
+        if kind is list:
+            return "[" + inner + ("," + inner).join([indented_json(x, depth + 1) for x in obj]) + inner[:-2] + "]"
+        if all(type(k) is str for k in obj):
+            items = [f"{json.encoder.encode_basestring(k)}: {indented_json(v, depth + 1)}" for k, v in obj.items()]
+            return "{" + inner + ("," + inner).join(items) + inner[:-2] + "}"
+    # Anything else (an empty container, a scalar, keys that are not strings) as json writes it:
+    # every newline of json's output is its own, so the indent of the levels above is added after each.
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2).replace("\n", "\n" + "  " * depth)
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    """Write a JSON summary file atomically, indented for people (indented_json)."""
+    write_atomic(path, indented_json(obj) + "\n")
+
+
+def sha256_file(path: str) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of a string's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
