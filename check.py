@@ -42,7 +42,7 @@ Checks, in order:
                systems pooled below checks.unparseable_p); rules and LLM judge disagreeing
                where both decided (WARN: a rule decides only what is beyond doubt)
 A check that cannot run (its control, rerun or judge is absent) is a SKIP that says why, never
-a PASS. Thresholds come from the `checks:` section of config.yaml (defaults: CHECK_DEFAULTS).
+a PASS. Thresholds come from the `checks:` section of config.yaml (defaults: config.CHECK_DEFAULTS).
 
 Exit codes: 0 every check PASS, WARN or SKIP; 4 a check FAILed (checks.json is written, and the
 report shows it: a script that goes on after a FAIL accepts 4 and nothing else, `|| [ $? -eq 4 ]`);
@@ -66,8 +66,8 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from cli import EXIT_OK, InputError, run_cli
-from config import load_config, results_dir
-from contract import CONTROL_NAMES, QUESTION_TYPES, is_answerable
+from config import check_settings, limit_for, load_config, results_dir
+from contract import CONTROL_NAMES, is_answerable
 from dataset import dataset_from, iter_cases
 from fileio import sha256_file, write_json_atomic
 from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
@@ -79,32 +79,6 @@ from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_lim
 # it) still stops on 1, an unexpected error in check.py, and on 2, input it cannot read.
 EXIT_CHECK_FAILED = 4
 
-# Thresholds of the checks; config.yaml's `checks:` replaces them key by key. A per-type map
-# given there replaces the whole map (what the config shows is what applies): the types it does
-# not name take its `default`, or the built-in default when it gives none.
-CHECK_DEFAULTS = {
-    # `none` above 0.10 on factual questions means golds that can be guessed. Preference
-    # and open-domain golds come from a handful of plausible options (TOML, YAML or JSON; world
-    # knowledge), so chance alone reaches further there.
-    "none_max": {"default": 0.10, "preference": 0.20, "open_domain": 0.20},
-    # Given the evidence, the oracle should be right on every type. Temporal and multi-hop questions
-    # need date arithmetic or two turns combined after the evidence is given, which is the
-    # answer model's limit; 0.70 still catches a prompt that cannot do it.
-    "oracle_min": {"default": 0.80, "temporal": 0.70, "multi_hop": 0.70},
-    # A system that uses half the budget or less did not compete at that budget: say so.
-    "budget_use_min": 0.50,
-    # Backends whose retrieval must be byte-for-byte repeatable (else it is noise); the controls
-    # always are, and so is every system whose records say it declares itself deterministic.
-    "deterministic_backends": ["keyword"],
-    # "Clearly more" unparseable verdicts (the judge fails on one system): at least this many, and a
-    # one-sided Fisher exact test against the other systems pooled below this p. 0.01 because
-    # every system is tested against the rest, several tests at once.
-    "unparseable_min": 3,
-    "unparseable_p": 0.01,
-    # A system (its backend name) that may score above the oracle, and why (e.g. it is given
-    # world knowledge the evidence lacks by design): its separated types are a WARN, not a FAIL.
-    "above_oracle": {},
-}
 STATUSES = ("PASS", "WARN", "FAIL", "SKIP")
 DETAIL_LINES = 5  # detail lines printed under a check; all of them are in the JSON
 
@@ -112,56 +86,6 @@ DETAIL_LINES = 5  # detail lines printed under a check; all of them are in the J
 # ---------------------------------------------------------------------------------------------
 # Input
 # ---------------------------------------------------------------------------------------------
-
-def check_settings(raw: dict, where: str) -> dict:
-    """The effective thresholds: config.yaml's `checks:` over CHECK_DEFAULTS, each value checked
-    and a bad one named as `checks.KEY` (InputError)."""
-    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in CHECK_DEFAULTS.items()}
-    for key, value in raw.items():
-        name = f"checks.{key}"
-        if key not in CHECK_DEFAULTS:
-            raise InputError(f"{where}: unknown key '{name}'; known: {', '.join(CHECK_DEFAULTS)}")
-        if key in ("none_max", "oracle_min"):
-            if not isinstance(value, dict):
-                raise InputError(f"{where}: key '{name}' must be a mapping of question type (or default) "
-                                 f"to an accuracy between 0 and 1")
-            out[key] = {"default": CHECK_DEFAULTS[key]["default"]}
-            for qtype, limit in value.items():
-                if qtype != "default" and qtype not in QUESTION_TYPES:
-                    raise InputError(f"{where}: key '{name}.{qtype}': unknown question type; expected default "
-                                     f"or one of {', '.join(QUESTION_TYPES)}")
-                out[key][qtype] = _share(limit, f"{name}.{qtype}", where)
-        elif key == "above_oracle":
-            if not isinstance(value, dict) or not all(isinstance(w, str) and w.strip() for w in value.values()):
-                raise InputError(f"{where}: key '{name}' must map a backend name to the reason it may score above "
-                                 f"the oracle")
-            out[key] = dict(value)
-        elif key == "deterministic_backends":
-            if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
-                raise InputError(f"{where}: key '{name}' must be a list of backend names")
-            out[key] = list(value)
-        elif key == "unparseable_min":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{where}: key '{name}' must be an integer of at least 1, got {value!r}")
-            out[key] = value
-        else:
-            out[key] = _share(value, name, where)
-            if key == "unparseable_p" and not 0 < value < 1:
-                raise InputError(f"{where}: key '{name}' must be between 0 and 1 (exclusive), got {value!r}")
-    return out
-
-
-def _share(value: object, name: str, where: str) -> float:
-    """A threshold that is a share: a number from 0 to 1, else an InputError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InputError(f"{where}: key '{name}' must be a number between 0 and 1, got {value!r}")
-    return float(value)
-
-
-def limit_for(settings: dict, key: str, qtype: str) -> float:
-    """A per-type threshold: the type's own, else the map's default."""
-    return settings[key].get(qtype, settings[key]["default"])  # a type not named takes the default
-
 
 # ---------------------------------------------------------------------------------------------
 # Results

@@ -33,7 +33,7 @@ FILES = {"test": "cases-v3.jsonl", "dev": "dev-v3.jsonl"}
 GENERATOR = "data/make_cases.py --version 3"
 TEST_CASES, DEV_CASES = 42, 8
 IDK = "I don't know"
-# check.py's default `none_max` limits (CHECK_DEFAULTS): a plausible guess must get at most this
+# check.py's default `none_max` limits (config.CHECK_DEFAULTS): a plausible guess must get at most this
 # share of a type's answerable questions right. Stated here so that the generator imports no
 # stage script; tests/test_dataset_v3.py checks that the two agree.
 NONE_MAX = {"default": 0.10, "preference": 0.20}

@@ -2299,9 +2299,9 @@ def plausible_guesses(q: dict) -> list[str]:
 
 
 def guess_max(qtype: str) -> float:
-    """check.py's default limit on the `none` control for a type (CHECK_DEFAULTS, none_max): the
+    """check.py's default limit on the `none` control for a type (config.CHECK_DEFAULTS, none_max): the
     share of a type's questions a plausible guess gets right must stay at or below it."""
-    from check import CHECK_DEFAULTS, limit_for
+    from config import CHECK_DEFAULTS, limit_for
     return limit_for(CHECK_DEFAULTS, "none_max", qtype)
 
 

@@ -14,6 +14,7 @@ import judge
 import run
 import score
 from cli import run_cli
+from config import CHECK_DEFAULTS
 from conftest import ROOT, TINY, write_config
 from dataset import load_dataset
 from memory_service import MemoryService
@@ -592,7 +593,7 @@ def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
     data = json.loads(out.read_text())
     # without --config the default thresholds hold, and the fake endpoint's oracle is below them
     assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"
-    assert data["thresholds"] == check.CHECK_DEFAULTS
+    assert data["thresholds"] == CHECK_DEFAULTS
 
 
 def test_a_rerun_of_other_backend_code_is_refused_as_another_retrieval(tmp_path, tiny_runs, capsys):
@@ -609,7 +610,7 @@ def test_docs_state_every_check_limit_with_its_default():
     text = open(os.path.join(ROOT, "docs", "checks.md"), encoding="utf-8").read()
     table = text.split("## The limits, and why", 1)[1].split("\n## ", 1)[0]
     rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| `")}
-    for key, value in check.CHECK_DEFAULTS.items():
+    for key, value in CHECK_DEFAULTS.items():
         row = next(line for names, line in rows.items() if f"`{key}`" in names)
         if isinstance(value, dict) and "default" in value:
             assert all(f"{limit:.2f}" in row for limit in value.values()), (key, row)

@@ -116,7 +116,7 @@ def test_plausible_guesses_stay_under_the_none_limits(bundled: list[dict]) -> No
 
 
 def test_the_generators_none_limits_are_check_pys() -> None:
-    from check import CHECK_DEFAULTS, limit_for
+    from config import CHECK_DEFAULTS, limit_for
     for qtype in ("single_hop", "multi_hop", "temporal", "knowledge_update", "preference"):
         assert v3.NONE_MAX.get(qtype, v3.NONE_MAX["default"]) == limit_for(CHECK_DEFAULTS, "none_max", qtype)
 

@@ -50,6 +50,12 @@ def test_the_contract_modules_import_nothing_from_backends_and_backends_import_n
         assert not imports(os.path.join(folder, name)) & SCRIPTS, name
 
 
+def test_the_data_generators_and_importers_import_no_script():
+    folder = os.path.join(ROOT, "data")
+    for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
+        assert not imports(os.path.join(folder, name)) & SCRIPTS, name
+
+
 def test_a_backend_gets_its_own_section_and_the_harness_keys_never_the_dataset(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(backends.keyword, "create", lambda section, config: seen.append((section, config)))
