@@ -377,7 +377,7 @@ def match_verdicts(records: list[dict], verdicts: dict, rules_sha256: str) -> Ve
     """Pair each record with its verdict (read_verdicts) and find what score.py refuses: a missing
     verdict, one graded against something else than the record holds now (a gold edited in the
     dataset since, say), a mix of graders,
-    and rules other than the code's (rules_sha256, passed in: grading.py builds on this module)."""
+    and rules other than the code's (rules_sha256, passed in: rules.py builds on this module)."""
     pairs, missing, stale = [], [], []
     for r in records:
         found = verdicts.get(record_key(r))  # a missing verdict is reported, not defaulted

@@ -1,7 +1,7 @@
 """Grade every answer in the run files, blinded and shuffled across systems.
 
 Layers, in order (rules first, no model involved; then the judge), each verdict naming the layer
-that decided it. The rules decide only what is beyond doubt (grading.py); with an LLM judge
+that decided it. The rules decide only what is beyond doubt (rules.py); with an LLM judge
 configured, only an answer equal to the gold (`exact`) and a plain decline of an answerable question
 (`declined`):
   exact       the answer equals the gold under the verdict normalization, alone or after an
@@ -56,10 +56,12 @@ from dataset import dataset_from, parse_shard, shard_of
 from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic, write_json_atomic
 from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
                      check_format, load_comparison, record_key, verdict_identity)
-from grading import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, RULES_SHA256, decide, judge_prompt,
-                     load_calibration, parse_judge_reply, rubric_for, rubric_template)
+from grading import decide, load_calibration
 from llm import LLMClient, Workers
 from metrics import calibration_rates, error_rate_text, rate
+from rubrics import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, judge_prompt, parse_judge_reply, rubric_for,
+                     rubric_template)
+from rules import RULES_SHA256
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)

@@ -24,7 +24,7 @@ from cli import EXIT_OK, InputError, run_cli
 from dataset import Dataset, dataset_from, parse_shard, shard_of
 from fileio import dumps, read_jsonl, write_atomic
 from formats import BUDGET_FIELD, RUN_IDENTITY_FIELDS, load_comparison, match_verdicts, read_verdicts, record_key
-from grading import RULES_SHA256
+from rules import RULES_SHA256
 
 
 def read_shards(paths: list[str]) -> list[tuple[str, int, dict]]:

@@ -25,7 +25,8 @@ import numpy as np
 from cli import InputError
 from contract import CONTROL_NAMES, is_answerable, no_evidence_reason
 from formats import BUDGET_FIELD, match_verdicts, read_verdicts
-from grading import RULES_SHA256, exact_match, locomo_category, states_value, token_f1
+from normalization import exact_match, locomo_category, token_f1
+from rules import RULES_SHA256, states_value
 
 # Where a wrong answer came from, checked in this order (the first that applies), and what each
 # means in the report's words.
@@ -150,7 +151,7 @@ def question_outcome(rec: dict, row: dict) -> tuple[str, bool | None]:
 
 @lru_cache(maxsize=1 << 16)
 def _answer_overlap(gold: str, answer: str, category: int | None) -> tuple[bool, float]:
-    """Exact match and token F1 of an answer, by grading.py's functions, once per distinct
+    """Exact match and token F1 of an answer, by normalization.py's functions, once per distinct
     (gold, answer, category): the systems and repeats of a question often give one answer."""
     return exact_match(gold, answer, category), token_f1(gold, answer, category)
 

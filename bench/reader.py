@@ -4,7 +4,7 @@ the rules alone, with the time of each system's answers.
 The contexts are run.py's own (`--retrieval-only` run files, so each system's memories are what
 `make bench` would show); each question is then asked one at a time with the request run.py
 sends (one user message, temperature 0, the config's seed, max_tokens), and the answer graded by
-grading.deterministic without a judge, as judge.py grades a rules-only run. Accuracy is over the
+rules.deterministic without a judge, as judge.py grades a rules-only run. Accuracy is over the
 answerable questions (contract.is_answerable), as score.py counts it. Run it inside serve.py,
 which serves the model; timings are printed, never asserted, with the load average.
 
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from context import answer_prompt  # noqa: E402
 from contract import is_answerable  # noqa: E402
 from fileio import write_json_atomic  # noqa: E402
-from grading import deterministic  # noqa: E402
+from rules import deterministic  # noqa: E402
 from serve import ROOT  # noqa: E402
 
 

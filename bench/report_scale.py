@@ -36,7 +36,7 @@ from context import EMPTY_CONTEXT, render_line  # noqa: E402
 from contract import Hit, session_items
 from fileio import dumps, sha256_file
 from formats import MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, verdict_identity
-from grading import RULES_SHA256  # noqa: E402
+from rules import RULES_SHA256  # noqa: E402
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "
          "kafka redis staging rollout incident review budget").split()

@@ -581,7 +581,7 @@ def names(text: str, name: str) -> bool:
 def states(text: str, value: str) -> bool:
     """Whether the text states the value: as the grader finds a value in an answer (dates and
     numbers normalized), or written between non-word characters (":9685/healthz")."""
-    from grading import states_value
+    from rules import states_value
     return states_value(text, value) or re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
@@ -632,7 +632,7 @@ def derived_problem(q: dict, texts: list, dates: list) -> str | None:
 
 def question_problems(q: dict, turns: dict, dates: dict) -> list:
     """The problems of one version 3 question."""
-    from grading import verdict_normalize
+    from normalization import verdict_normalize
     meta, gold, out = q["meta"], q["gold_answer"], []
     missing = [e for e in q["evidence"] + meta.get("superseded_evidence", []) if e not in turns]
     if missing:

@@ -2161,7 +2161,7 @@ def _states(text: str, value: str) -> bool:
     """Whether the text states the value: as the grader finds a value in an answer (dates and
     numbers normalized), or written as it is between non-word characters (":9685/healthz",
     "Maren Vance's"), which the grader's stricter boundaries leave out."""
-    from grading import states_value
+    from rules import states_value
     return states_value(text, value) or re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
@@ -2191,7 +2191,7 @@ def check_case_v2(case: dict) -> list[str]:
     (or computed from it as meta.derivation says) and not guessable from the question,
     distractors and outdated values differ from the gold, retracted turns are marked, and the
     near-miss entity is never said."""
-    from grading import verdict_normalize
+    from normalization import verdict_normalize
     problems = []
     turns = {t["turn_id"]: t for s in case["sessions"] for t in s["turns"]}
     dates = {t["turn_id"]: date.fromisoformat(s["timestamp"][:10]) for s in case["sessions"] for t in s["turns"]}

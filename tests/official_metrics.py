@@ -1,6 +1,6 @@
 """The answers of the metric fixture (tests/data/metric_fixture.jsonl) and the script that wrote
 it: answers to real LoCoMo questions with the EM and F1 that the official evaluation code gives
-them, which tests/test_grading_metrics.py holds grading.exact_match and grading.token_f1 to.
+them, which tests/test_grading_metrics.py holds normalization.exact_match and normalization.token_f1 to.
 
 The fixture names each question by its conversation and position in the shared datasets
 folder's locomo10.json and each answer by its edit of the gold (answers_for); it holds no text

@@ -7,7 +7,7 @@ import json
 from contract import is_answerable
 from fileio import dumps, sha256_file
 from formats import RUN_FORMAT, VERDICT_FORMAT, verdict_identity
-from grading import RULES_SHA256
+from rules import RULES_SHA256
 
 CONTRACT = {"dataset_sha256": "d" * 64, "answer_model": "m", "prompt_sha256": "p" * 64, "top_k": 10,
             "tokenizer": "approx", "answer_max_tokens": 64,

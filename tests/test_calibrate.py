@@ -13,10 +13,11 @@ import pytest
 import judge
 from cli import run_cli
 from conftest import ROOT, write_config
-from grading import RULES_SHA256, deterministic, load_calibration
+from grading import load_calibration
 from labelled import rules_verdicts
 from metrics import calibration_rates, wilson_interval
 from metrics import error_rate_text, rate
+from rules import RULES_SHA256, deterministic
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")

@@ -368,7 +368,7 @@ def test_a_finished_run_file_is_in_dataset_order(tmp_path, fake_llm):
 def test_the_manifest_hashes_backends_serve_and_grading(tmp_path, config):
     assert manifest.main([config, "--out-dir", str(tmp_path)]) == 0
     m = json.loads(next(tmp_path.glob("manifest-*.json")).read_text())
-    for f in ("serve.py", "grading.py", "run.py", os.path.join("backends", "keyword.py"),
+    for f in ("serve.py", "grading.py", "rules.py", "normalization.py", "run.py", os.path.join("backends", "keyword.py"),
               os.path.join("backends", "http.py")):
         assert f in m["code_sha256"]
     # the sampling settings sent with every request, whatever the config leaves at its default

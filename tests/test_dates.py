@@ -1,4 +1,4 @@
-"""Dates graded by the day they name (grading.name_days): the labelled date set
+"""Dates graded by the day they name (normalization.name_days): the labelled date set
 (data/dates.jsonl, every date form on both sides, never tuned on) held to its target and to the
 rates docs/grading.md quotes, and the rule's own promises one by one: the year of a yearless
 date from asked_at, a wrong weekday, an ambiguous numeric date, no asked_at."""
@@ -12,8 +12,10 @@ import pytest
 
 from cli import InputError
 from conftest import ROOT
-from grading import RULES_SHA256, decide, deterministic, load_calibration, name_days
+from grading import decide, load_calibration
 from metrics import calibration_rates, wilson_interval
+from normalization import name_days
+from rules import RULES_SHA256, deterministic
 
 DATES = os.path.join(ROOT, "data", "dates.jsonl")
 # The second date set, written after the rule and measured once at rules 1d21ceb953f2, never

@@ -9,8 +9,9 @@ import os
 import pytest
 
 from fileio import read_jsonl
-from grading import decide, deterministic
+from grading import decide
 from labelled import rule_errors
+from rules import deterministic
 
 LABELLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rule_labels.jsonl")
 

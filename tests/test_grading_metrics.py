@@ -12,8 +12,9 @@ import os
 import pytest
 
 from conftest import ROOT, SHARED
-from grading import exact_match, locomo_category, metric_normalize, porter_stem, states_value, token_f1
+from normalization import exact_match, locomo_category, metric_normalize, porter_stem, token_f1
 from official_metrics import fixture_rows
+from rules import states_value
 from test_importers import shared
 
 FIXTURE = os.path.join(ROOT, "tests", "data", "metric_fixture.jsonl")

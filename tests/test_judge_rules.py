@@ -7,8 +7,14 @@ from __future__ import annotations
 import pytest
 
 import grading
+import normalization
+import rubrics
+import rules
 from contract import QUESTION_TYPES, is_answerable
-from grading import decide, deterministic, parse_judge_reply, rubric_for, verdict_normalize
+from grading import decide
+from normalization import verdict_normalize
+from rubrics import parse_judge_reply, rubric_for
+from rules import deterministic
 
 
 def rec(gold: str, answer: str, qtype: str = "single_hop", meta: dict | None = None,
@@ -181,9 +187,9 @@ def test_judge_reply_parsing_is_strict_about_the_verdict_and_keeps_an_optional_r
 
 
 def test_the_judge_is_asked_for_a_reason_and_the_schema_allows_one():
-    prompt = grading.judge_prompt("default", "q", "g", "a")
+    prompt = rubrics.judge_prompt("default", "q", "g", "a")
     assert '"reason"' in prompt and "one short sentence" in prompt
-    reason = grading.JUDGE_SCHEMA["properties"]["reason"]
+    reason = rubrics.JUDGE_SCHEMA["properties"]["reason"]
     assert reason == {"type": ["string", "null"]}  # strict structured output: required, and may be null
 
 
@@ -275,16 +281,22 @@ def test_with_a_judge_rules_decide_only_exact_matches_and_declines_of_answerable
 
 
 def test_rule_set_hash_changes_when_a_table_entry_changes(monkeypatch):
-    assert grading.rules_sha256() == grading.RULES_SHA256  # recomputing is stable
-    monkeypatch.setattr(grading, "HEDGES", grading.HEDGES | {"allegedly"})
-    assert grading.rules_sha256() != grading.RULES_SHA256
+    assert rules.rules_sha256() == rules.RULES_SHA256  # recomputing is stable
+    monkeypatch.setattr(rules, "HEDGES", rules.HEDGES | {"allegedly"})
+    assert rules.rules_sha256() != rules.RULES_SHA256
+
+
+def test_rule_set_hash_changes_when_a_normalization_table_entry_changes(monkeypatch):
+    # The normalization lives in its own module; its tables are part of the rules' identity too.
+    monkeypatch.setattr(normalization, "MONTHS", {**normalization.MONTHS, "brumaire": 11})
+    assert rules.rules_sha256() != rules.RULES_SHA256
 
 
 def test_rule_set_hash_changes_when_a_rule_function_changes(monkeypatch):
     def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
         return "correct", "exact"
-    monkeypatch.setattr(grading, "deterministic", deterministic)
-    assert grading.rules_sha256() != grading.RULES_SHA256
+    monkeypatch.setattr(rules, "deterministic", deterministic)
+    assert rules.rules_sha256() != rules.RULES_SHA256
 
 
 def test_a_shift_word_from_the_question_is_framing_but_a_hedge_from_it_is_still_a_hedge():
@@ -308,21 +320,26 @@ def test_rule_set_hash_covers_every_function_and_table_deterministic_uses():
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
         return names
 
-    functions, tables, todo = set(), set(), ["deterministic"]
+    # Every name a rule uses, looked up where the rule is defined (the rules, the normalization
+    # and the rubric choice live in three modules).
+    grading_modules = {"rules", "normalization", "rubrics"}
+    functions, tables, todo = set(), set(), [rules.deterministic]
     while todo:
-        name = todo.pop()
-        functions.add(name)
-        for used in names_used(inspect.unwrap(getattr(grading, name))):
-            value = inspect.unwrap(getattr(grading, used, None))  # a cached rule is still a rule
-            if isinstance(value, types.FunctionType) and value.__module__ == "grading" and used not in functions:
-                todo.append(used)
-            elif used.isupper() and hasattr(grading, used) and not isinstance(value, types.ModuleType):
+        fn = inspect.unwrap(todo.pop())
+        functions.add(fn.__name__)
+        for used in names_used(fn):
+            value = inspect.unwrap(fn.__globals__.get(used))  # a cached rule is still a rule
+            if (isinstance(value, types.FunctionType) and value.__module__ in grading_modules
+                    and used not in functions):
+                todo.append(value)
+            elif used.isupper() and used in fn.__globals__ and not isinstance(value, types.ModuleType):
                 tables.add(used)
-    assert functions <= set(grading.RULE_FUNCTIONS)
-    assert tables <= set(grading.RULE_TABLES)
-    assert {"_words", "_contains_gold", "pure_abstention"} <= functions and {"HEDGES", "DECLINES"} <= tables
+    assert functions <= set(rules.RULE_FUNCTIONS)
+    assert tables <= set(rules.RULE_TABLES)
+    assert {"_words", "_contains_gold", "pure_abstention", "rubric_for"} <= functions
+    assert {"HEDGES", "DECLINES", "MONTHS", "STEP2"} <= tables
     # Answerability is contract.py's (one definition); the rules depend on it, so it is hashed too.
-    assert "is_answerable" in grading.RULE_FUNCTIONS and "UNANSWERABLE_TYPES" in grading.RULE_TABLES
+    assert "is_answerable" in rules.RULE_FUNCTIONS and "UNANSWERABLE_TYPES" in rules.RULE_TABLES
 
 
 # Answers a looser rule accepts that are wrong, and what a strict lower bound must still
@@ -346,7 +363,7 @@ def test_a_symbol_a_sign_or_the_case_of_an_acronym_makes_another_answer(question
 
 
 def test_answerability_is_the_datasets_own_marking_not_the_golds_words():
-    assert not hasattr(grading, "is_unanswerable")
+    assert not any(hasattr(m, "is_unanswerable") for m in (grading, rules, rubrics, normalization))
     for qtype in QUESTION_TYPES:
         for meta in ({}, {"abstention": True}):
             record = {"type": qtype, "meta": meta}

@@ -14,8 +14,8 @@ from config import load_config
 from conftest import ROOT, write_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
-# modules are shared (contract, cli, fileio, dataset, formats, config, context, llm, grading, metrics,
-# processes, blind).
+# modules are shared (contract, cli, fileio, dataset, formats, config, context, llm, grading, rules,
+# normalization, rubrics, metrics, processes, blind).
 STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts"}
 SCRIPTS = STAGES | {"serve"}
 
@@ -67,7 +67,7 @@ def test_a_backend_gets_its_own_section_and_the_harness_keys_never_the_dataset(t
 
 
 def test_answerability_has_one_definition():
-    # contract.is_answerable decides it for every number and check; grading.py may say whether
+    # contract.is_answerable decides it for every number and check; rules.py may say whether
     # a gold declines, for its rubric. No other module of the harness defines answerability or
     # reads the types that decide it.
     pattern = re.compile(r"def is_\w*answerable\(|UNANSWERABLE_TYPES")
@@ -78,4 +78,4 @@ def test_answerability_has_one_definition():
                 with open(os.path.join(ROOT, folder, name), encoding="utf-8") as fh:
                     if pattern.search(fh.read()):
                         found.add(os.path.join(folder, name))
-    assert found <= {"contract.py", "grading.py"}, found
+    assert found <= {"contract.py", "rules.py"}, found
