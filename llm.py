@@ -62,7 +62,7 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 # not turn it into a model server, where a 5xx of a busy one may pass.
 NOT_AN_API_STATUSES = frozenset({405, 501})
 # Keys at least this long are hidden wherever they occur in an error message; shorter ones only
-# where they stand as a word of their own (_scrub).
+# where they stand as a word of their own (Wire.scrub).
 SHORT_KEY = 8
 # The preflight's question: small, and recognisable in a server's log (tests/fake_llm.py knows it).
 PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
@@ -267,43 +267,24 @@ def _dropped(conn: http.client.HTTPConnection) -> bool:
     return bool(select.select([conn.sock], [], [], 0)[0])
 
 
-class LLMClient:
-    """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
-    'judge'), timeouts, retries and cache. Each thread keeps its own connection, so connections
-    are reused without a shared lock."""
+class ResponseCache:
+    """The response cache: one JSON file per request key under a folder (None: no cache). A torn
+    entry, or one without every field a client writes, is a miss, and is rewritten whole on the
+    next success."""
 
-    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer") -> None:
-        self.base_url, self._api_key, self.endpoint_id = endpoint_from_env()
-        self.label = endpoint_label(self.base_url)
-        self.role = role
-        self.sampling = config[f"{role}_sampling"]
-        self.seed = config["seed"]
-        self.timeout_s = config["request_timeout_s"]
-        self.max_retries = config["max_retries"]
-        self.backoff_s = config["retry_backoff_s"]
-        self.cache_dir = config["cache_dir"] if use_cache else None
-        self._route = Route(self.base_url, self.timeout_s)
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
-                         "User-Agent": "memory-bench", **self._route.headers}
-        if self._api_key:
-            self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
-        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                       "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
-        self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
-        self._connection_failures = 0  # calls in a row that could not connect, after their retries
+    def __init__(self, folder: str | None) -> None:
+        self.folder = folder
 
-    # -- cache --------------------------------------------------------------------------------
-    def _cache_path(self, key: str) -> str:
-        return os.path.join(self.cache_dir, key[:2], key + ".json")
+    def path(self, key: str) -> str:
+        """The entry's file."""
+        return os.path.join(self.folder, key[:2], key + ".json")
 
-    def _cache_get(self, key: str) -> dict | None:
-        if not self.cache_dir:
+    def get(self, key: str) -> dict | None:
+        """The entry for this key, or None."""
+        if not self.folder:
             return None
         try:
-            with open(self._cache_path(key), encoding="utf-8") as fh:
+            with open(self.path(key), encoding="utf-8") as fh:
                 entry = json.load(fh)
         except FileNotFoundError:
             return None
@@ -315,168 +296,23 @@ class LLMClient:
             return None
         return entry
 
-    def _cache_put(self, key: str, entry: dict) -> None:
-        if self.cache_dir:
-            write_atomic(self._cache_path(key), json.dumps(entry, ensure_ascii=False))
+    def put(self, key: str, entry: dict) -> None:
+        """Store a good answer, atomically (write_atomic)."""
+        if self.folder:
+            write_atomic(self.path(key), json.dumps(entry, ensure_ascii=False))
 
-    # -- calls --------------------------------------------------------------------------------
-    def request(self, model: str, messages: list[dict], max_tokens: int,
-                response_format: dict | None = None) -> dict:
-        """The body of a chat request with this client's sampling parameters."""
-        request = {"model": model, "messages": messages, **sampling_params(self.sampling, max_tokens, self.seed)}
-        if response_format is not None:
-            request["response_format"] = response_format
-        return request
 
-    def complete(self, model: str, messages: list[dict], max_tokens: int,
-                 response_format: dict | None = None, repeat: int = 0) -> Completion:
-        """One chat completion with the configured sampling (temperature 0 and the config seed
-        by default). API errors come back as Completion.error; a refused key raises
-        AuthenticationError, an endpoint that stopped answering EndpointDown. A repeat above 0
-        has cache entries of its own, so a repeated run asks the endpoint again."""
-        request = self.request(model, messages, max_tokens, response_format)
-        # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
-        key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
-        hit = self._cached(key)
-        if hit is not None:
-            return hit
-        if not self.cache_dir:
-            return self._ask(key, request)  # no cache: every call is its own (--no-cache repeats)
-        # The same request already in flight (a budget sweep asks the none and oracle controls
-        # the same prompt at every budget): wait for its answer instead of sending it again.
-        with self._lock:
-            waiting = self._inflight.get(key)
-            if waiting is None:
-                self._inflight[key] = threading.Event()
-        if waiting is not None:
-            waiting.wait()
-            hit = self._cached(key)
-            if hit is not None:
-                return hit
-            return self.complete(model, messages, max_tokens, response_format, repeat)  # it failed: ask
-        try:
-            return self._ask(key, request)
-        finally:
-            with self._lock:
-                self._inflight.pop(key).set()
+class UsageCounter:
+    """Completions counted as they come back, from any thread: calls, how many came from the
+    cache, and their token usage."""
 
-    def preflight(self, model: str, max_tokens: int) -> None:
-        """One small request with the stage's model and sampling parameters before its first
-        question. Raises EndpointError (exit 2) naming the endpoint and the setting to change
-        when nothing listens, the model is unknown or a parameter is refused; AuthenticationError
-        for a refused key; EndpointDown when the endpoint only answers busy or failing. Busy
-        answers and timeouts are retried as any call's; a refused connection is not. Its answer
-        is cached like any other, so a warm rerun sends nothing at all: the same endpoint
-        accepted these parameters before."""
-        request = self.request(model, [{"role": "user", "content": PREFLIGHT_PROMPT}], max_tokens)
-        key = cache_key(self.endpoint_id, request)
-        if self._cache_get(key) is not None:
-            return
-        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        entry, error, detail, attempt = self._send(body, retry_connection=lambda: False)
-        if entry is None:
-            raise self._preflight_error(error, detail, model, attempt)
-        if entry["text"]:
-            self._cache_put(key, entry)
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                       "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
 
-    def _preflight_error(self, error: str, detail: str, model: str, attempts: int) -> Exception:
-        """The exception for a failed preflight, naming the endpoint and what to change."""
-        where = f"the model endpoint {self.label}"
-        model_key, sampling_key = f"{self.role}_model", f"{self.role}_sampling"
-        if error == "connection":
-            return EndpointError(f"cannot connect to {where} ({detail}): start the server there, or set "
-                                 f"LLM_BASE_URL to an endpoint that is up")
-        if error == "timeout":
-            return EndpointError(f"{where} did not answer within request_timeout_s ({self.timeout_s:g} s), "
-                                 f"{attempts} tries: check that LLM_BASE_URL is the right endpoint and that it is up, "
-                                 f"or raise request_timeout_s in the config")
-        if error == "bad_response":
-            return EndpointError(f"{where} did not answer with a chat completion ({detail}): LLM_BASE_URL must "
-                                 f"be an OpenAI-compatible API, usually ending in /v1")
-        if error.startswith("bad_request"):
-            return EndpointError(f"{where} refused the request with {model_key} {model!r} and {sampling_key} "
-                                 f"{json.dumps(self.sampling)} ({detail}): {self._parameter_fix(detail, model)}")
-        if error.startswith("not_an_api"):
-            return EndpointError(f"{where} answered {detail} to a chat request: what listens there is not an "
-                                 f"OpenAI-compatible API (a busy model server answers 429 or 503, which are retried; "
-                                 f"this is not): set LLM_BASE_URL to the model server's API base, usually ending in /v1")
-        if error.startswith("http_404"):
-            return EndpointError(f"{where} answered 404 for model {model!r} ({detail}): set {model_key} in the "
-                                 f"config to a model it serves, and check that LLM_BASE_URL is the API's base, "
-                                 f"usually ending in /v1")
-        if error.startswith("http_"):
-            return EndpointError(f"{where} answered {detail} to a chat request: check LLM_BASE_URL and "
-                                 f"{model_key} in the config")
-        return EndpointDown(f"{where} answered only {error} to a first small request, {attempts} tries; "
-                            f"rerun the same command when it answers")
-
-    def _parameter_fix(self, message: str, model: str) -> str:
-        """The config setting that changes what a 400 names: the first parameter of the request
-        that the endpoint's message mentions."""
-        key = f"{self.role}_sampling"
-        sent = self.sampling["max_tokens_param"]
-        other = "max_tokens" if sent == "max_completion_tokens" else "max_completion_tokens"
-        fixes = [(sent, f"set max_tokens_param: {other} in {key} (the config)"),
-                 ("temperature", f"set temperature: null in {key} (the config), so no temperature is sent"),
-                 ("seed", f"set send_seed: false in {key} (the config), so no seed is sent"),
-                 ("model", f"set {self.role}_model in the config to a model the endpoint serves")]
-        text = message.lower()
-        for name, fix in fixes:
-            if name in text:
-                return fix
-        return f"check {self.role}_model ({model!r}) and {key} in the config"
-
-    def _cached(self, key: str) -> Completion | None:
-        """The cached answer for this key, counted, or None."""
-        hit = self._cache_get(key)
-        if hit is None:
-            return None
-        self._count(hit["usage"], cached=True)
-        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
-
-    def _send(self, body: bytes, retry_connection: Callable[[], bool]) -> tuple[dict | None, str | None, str, int]:
-        """One request with the retries it may take: (cache entry, None, '', attempts) on
-        success, else (None, error, what happened for people, attempts). A failed connection
-        is retried only while retry_connection() says so, asked after each failure."""
-        for attempt in range(1, self.max_retries + 2):
-            with self._lock:
-                self.network_calls += 1
-            entry, wait, error, detail = self._attempt(body, attempt)
-            if entry is not None:
-                return entry, None, "", attempt
-            if wait is None or attempt > self.max_retries or error == "connection" and not retry_connection():
-                break
-            time.sleep(wait)
-        return None, error, detail, attempt
-
-    def _ask(self, key: str, request: dict) -> Completion:
-        """Send the request, retrying what can be retried; cache a good answer."""
-        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        # Once a call has spent its retries on a connection that failed, and none has connected
-        # since, a call tries once: a dead endpoint stops a stage after one call's retries, not
-        # CONNECTION_FAILURES_TO_STOP calls'.
-        entry, error, _, attempt = self._send(body, retry_connection=lambda: not self._connection_failures)
-        if entry is not None:
-            self._count(entry["usage"], cached=False)
-            if not entry["text"]:
-                # An empty answer is a failure of the call, not an answer: never cached, so a
-                # rerun asks again; the record says empty_answer.
-                return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
-                                  attempt, entry["finish_reason"])
-            self._cache_put(key, entry)
-            return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
-                              entry["finish_reason"])
-        if error == "connection":
-            with self._lock:
-                self._connection_failures += 1
-                failures = self._connection_failures
-            if failures >= CONNECTION_FAILURES_TO_STOP:
-                raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label}, "
-                                   f"the first after {self.max_retries} retries; stopped. Every record written so far "
-                                   f"is kept: rerun the same command when the endpoint is up")
-        return Completion(None, None, None, False, error, attempt)
-
-    def _count(self, usage: dict | None, cached: bool) -> None:
+    def count(self, usage: dict | None, cached: bool) -> None:
+        """Count one completion and its token usage; a count the server did not send is missing."""
         with self._lock:
             self._usage["calls"] += 1
             self._usage["cached"] += cached
@@ -485,12 +321,27 @@ class LLMClient:
                 self._usage[k] += n or 0
                 self._usage[f"{k}_missing"] += n is None
 
-    def usage_snapshot(self) -> dict:
-        """Completions so far: calls, how many came from the cache, and their token usage."""
+    def snapshot(self) -> dict:
+        """The counts so far."""
         with self._lock:
             return dict(self._usage)
 
-    def _post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
+
+class Wire:
+    """The HTTP side of one endpoint: the request headers (the key among them), one kept-alive
+    connection per thread, so connections are reused without a shared lock, and the key scrubbed
+    from anything the server sends back."""
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float) -> None:
+        self._api_key = api_key
+        self._route = Route(base_url, timeout_s)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "User-Agent": "memory-bench", **self._route.headers}
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
+        self._local = threading.local()
+
+    def post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
         """POST one chat request on this thread's kept connection: (status, headers, body).
         A kept connection the server closed while idle is replaced before the request, and once
         more if the server closed it as the request went out (no status line came back);
@@ -521,30 +372,182 @@ class LLMClient:
             conn.close()
             raise
 
+    def scrub(self, text: str) -> str:
+        """Never let the key reach a record, even if a server echoes it in an error. A key
+        shorter than SHORT_KEY characters is hidden where it stands as a token of its own: hidden
+        inside words, a key "x" made "'max_tokens' is not supported" unreadable, and the refused
+        setting could no longer be named."""
+        if self._api_key and len(self._api_key) >= SHORT_KEY:
+            text = text.replace(self._api_key, "***")
+        elif self._api_key:
+            text = re.sub(rf"(?<![\w-]){re.escape(self._api_key)}(?![\w-])", "***", text)
+        return text[:300]
+
+
+class LLMClient:
+    """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
+    'judge'), timeouts, retries and cache. Its parts: the response cache (ResponseCache), the
+    HTTP wire (Wire), the usage count (UsageCounter); here, the calls, their retries and the
+    preflight."""
+
+    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer") -> None:
+        self.base_url, api_key, self.endpoint_id = endpoint_from_env()
+        self.label = endpoint_label(self.base_url)
+        self.role = role
+        self.sampling = config[f"{role}_sampling"]
+        self.seed = config["seed"]
+        self.timeout_s = config["request_timeout_s"]
+        self.max_retries = config["max_retries"]
+        self.backoff_s = config["retry_backoff_s"]
+        self.cache = ResponseCache(config["cache_dir"] if use_cache else None)
+        self.wire = Wire(self.base_url, api_key, self.timeout_s)
+        self.usage = UsageCounter()
+        self._lock = threading.Lock()
+        self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
+        self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
+        self._connection_failures = 0  # calls in a row that could not connect, after their retries
+
+    # -- cache --------------------------------------------------------------------------------
+
+    # -- calls --------------------------------------------------------------------------------
+    def request(self, model: str, messages: list[dict], max_tokens: int,
+                response_format: dict | None = None) -> dict:
+        """The body of a chat request with this client's sampling parameters."""
+        request = {"model": model, "messages": messages, **sampling_params(self.sampling, max_tokens, self.seed)}
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
+
+    def complete(self, model: str, messages: list[dict], max_tokens: int,
+                 response_format: dict | None = None, repeat: int = 0) -> Completion:
+        """One chat completion with the configured sampling (temperature 0 and the config seed
+        by default). API errors come back as Completion.error; a refused key raises
+        AuthenticationError, an endpoint that stopped answering EndpointDown. A repeat above 0
+        has cache entries of its own, so a repeated run asks the endpoint again."""
+        request = self.request(model, messages, max_tokens, response_format)
+        # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
+        key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
+        hit = self._cached(key)
+        if hit is not None:
+            return hit
+        if not self.cache.folder:
+            return self._ask(key, request)  # no cache: every call is its own (--no-cache repeats)
+        # The same request already in flight (a budget sweep asks the none and oracle controls
+        # the same prompt at every budget): wait for its answer instead of sending it again.
+        with self._lock:
+            waiting = self._inflight.get(key)
+            if waiting is None:
+                self._inflight[key] = threading.Event()
+        if waiting is not None:
+            waiting.wait()
+            hit = self._cached(key)
+            if hit is not None:
+                return hit
+            return self.complete(model, messages, max_tokens, response_format, repeat)  # it failed: ask
+        try:
+            return self._ask(key, request)
+        finally:
+            with self._lock:
+                self._inflight.pop(key).set()
+
+    def preflight(self, model: str, max_tokens: int) -> None:
+        """One small request with the stage's model and sampling parameters before its first
+        question. Raises EndpointError (exit 2) naming the endpoint and the setting to change
+        when nothing listens, the model is unknown or a parameter is refused; AuthenticationError
+        for a refused key; EndpointDown when the endpoint only answers busy or failing. Busy
+        answers and timeouts are retried as any call's; a refused connection is not. Its answer
+        is cached like any other, so a warm rerun sends nothing at all: the same endpoint
+        accepted these parameters before."""
+        request = self.request(model, [{"role": "user", "content": PREFLIGHT_PROMPT}], max_tokens)
+        key = cache_key(self.endpoint_id, request)
+        if self.cache.get(key) is not None:
+            return
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        entry, error, detail, attempt = self._send(body, retry_connection=lambda: False)
+        if entry is None:
+            raise preflight_error(self, error, detail, model, attempt)
+        if entry["text"]:
+            self.cache.put(key, entry)
+
+    def _cached(self, key: str) -> Completion | None:
+        """The cached answer for this key, counted, or None."""
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        self.usage.count(hit["usage"], cached=True)
+        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
+
+    def _send(self, body: bytes, retry_connection: Callable[[], bool]) -> tuple[dict | None, str | None, str, int]:
+        """One request with the retries it may take: (cache entry, None, '', attempts) on
+        success, else (None, error, what happened for people, attempts). A failed connection
+        is retried only while retry_connection() says so, asked after each failure."""
+        for attempt in range(1, self.max_retries + 2):
+            with self._lock:
+                self.network_calls += 1
+            entry, wait, error, detail = self._attempt(body, attempt)
+            if entry is not None:
+                return entry, None, "", attempt
+            if wait is None or attempt > self.max_retries or error == "connection" and not retry_connection():
+                break
+            time.sleep(wait)
+        return None, error, detail, attempt
+
+    def _ask(self, key: str, request: dict) -> Completion:
+        """Send the request, retrying what can be retried; cache a good answer."""
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        # Once a call has spent its retries on a connection that failed, and none has connected
+        # since, a call tries once: a dead endpoint stops a stage after one call's retries, not
+        # CONNECTION_FAILURES_TO_STOP calls'.
+        entry, error, _, attempt = self._send(body, retry_connection=lambda: not self._connection_failures)
+        if entry is not None:
+            self.usage.count(entry["usage"], cached=False)
+            if not entry["text"]:
+                # An empty answer is a failure of the call, not an answer: never cached, so a
+                # rerun asks again; the record says empty_answer.
+                return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
+                                  attempt, entry["finish_reason"])
+            self.cache.put(key, entry)
+            return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
+                              entry["finish_reason"])
+        if error == "connection":
+            with self._lock:
+                self._connection_failures += 1
+                failures = self._connection_failures
+            if failures >= CONNECTION_FAILURES_TO_STOP:
+                raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label}, "
+                                   f"the first after {self.max_retries} retries; stopped. Every record written so far "
+                                   f"is kept: rerun the same command when the endpoint is up")
+        return Completion(None, None, None, False, error, attempt)
+
+    def usage_snapshot(self) -> dict:
+        """Completions so far: calls, how many came from the cache, and their token usage."""
+        return self.usage.snapshot()
+
     def _attempt(self, body: bytes, attempt: int) -> tuple[dict | None, float | None, str | None, str]:
         """One request: (cache entry, None, None, '') on success, else (None, seconds to wait
         before a retry or None when retrying cannot help, error, what happened for people)."""
         try:
-            status, headers, data = self._post(body)
+            status, headers, data = self.wire.post(body)
         except TimeoutError:
             return None, self._backoff(None, attempt), "timeout", "timed out"
         except (OSError, http.client.HTTPException) as e:
-            return None, self._backoff(None, attempt), "connection", self._scrub(str(e) or type(e).__name__)
+            return None, self._backoff(None, attempt), "connection", self.wire.scrub(str(e) or type(e).__name__)
         self._connection_failures = 0  # the endpoint answered: it is up
         if status in (401, 403):
+            message = self.wire.scrub(_message(status, data))
             raise AuthenticationError(f"authentication failed: the model endpoint {self.label} answered HTTP {status} "
-                                      f"({self._scrub(_message(status, data))}); check LLM_API_KEY and LLM_BASE_URL")
+                                      f"({message}); check LLM_API_KEY and LLM_BASE_URL")
         if status in NOT_AN_API_STATUSES:
-            message = self._scrub(_message(status, data))
+            message = self.wire.scrub(_message(status, data))
             return None, None, f"not_an_api: HTTP {status}", f"HTTP {status}: {message}"
         if status in RETRY_STATUSES or status >= 500:
             reason = "rate_limit" if status == 429 else f"server_error: {status}"
             return None, self._backoff(headers, attempt), reason, f"HTTP {status}"
         if status in (400, 422):
-            message = self._scrub(_message(status, data))
+            message = self.wire.scrub(_message(status, data))
             return None, None, f"bad_request: {message}", message
         if status != 200:
-            message = self._scrub(_message(status, data))
+            message = self.wire.scrub(_message(status, data))
             return None, None, f"http_{status}: {message}", f"HTTP {status}: {message}"
         try:
             payload = json.loads(data)
@@ -552,7 +555,7 @@ class LLMClient:
             text = choice["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError):
             # A 200 that is not a chat completion: a proxy's error page, a torn body.
-            return None, self._backoff(None, attempt), "bad_response", self._scrub(repr(data[:80]))
+            return None, self._backoff(None, attempt), "bad_response", self.wire.scrub(repr(data[:80]))
         usage = payload.get("usage")  # optional in the wire format
         if isinstance(usage, dict):
             usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
@@ -569,16 +572,54 @@ class LLMClient:
         # Jitter spreads retries of concurrent workers so they do not hit the server in step.
         return min(MAX_BACKOFF_S, self.backoff_s * 2 ** min(attempt - 1, 10)) * random.uniform(0.5, 1.0)
 
-    def _scrub(self, text: str) -> str:
-        """Never let the key reach a record, even if a server echoes it in an error. A key
-        shorter than SHORT_KEY characters is hidden where it stands as a token of its own: hidden
-        inside words, a key "x" made "'max_tokens' is not supported" unreadable, and the refused
-        setting could no longer be named."""
-        if self._api_key and len(self._api_key) >= SHORT_KEY:
-            text = text.replace(self._api_key, "***")
-        elif self._api_key:
-            text = re.sub(rf"(?<![\w-]){re.escape(self._api_key)}(?![\w-])", "***", text)
-        return text[:300]
+
+def preflight_error(client: LLMClient, error: str, detail: str, model: str, attempts: int) -> Exception:
+    """The exception for a failed preflight of this client, naming the endpoint and what to change."""
+    where = f"the model endpoint {client.label}"
+    model_key, sampling_key = f"{client.role}_model", f"{client.role}_sampling"
+    if error == "connection":
+        return EndpointError(f"cannot connect to {where} ({detail}): start the server there, or set "
+                             f"LLM_BASE_URL to an endpoint that is up")
+    if error == "timeout":
+        return EndpointError(f"{where} did not answer within request_timeout_s ({client.timeout_s:g} s), "
+                             f"{attempts} tries: check that LLM_BASE_URL is the right endpoint and that it is up, "
+                             f"or raise request_timeout_s in the config")
+    if error == "bad_response":
+        return EndpointError(f"{where} did not answer with a chat completion ({detail}): LLM_BASE_URL must "
+                             f"be an OpenAI-compatible API, usually ending in /v1")
+    if error.startswith("bad_request"):
+        return EndpointError(f"{where} refused the request with {model_key} {model!r} and {sampling_key} "
+                             f"{json.dumps(client.sampling)} ({detail}): {parameter_fix(client, detail, model)}")
+    if error.startswith("not_an_api"):
+        return EndpointError(f"{where} answered {detail} to a chat request: what listens there is not an "
+                             f"OpenAI-compatible API (a busy model server answers 429 or 503, which are retried; "
+                             f"this is not): set LLM_BASE_URL to the model server's API base, usually ending in /v1")
+    if error.startswith("http_404"):
+        return EndpointError(f"{where} answered 404 for model {model!r} ({detail}): set {model_key} in the "
+                             f"config to a model it serves, and check that LLM_BASE_URL is the API's base, "
+                             f"usually ending in /v1")
+    if error.startswith("http_"):
+        return EndpointError(f"{where} answered {detail} to a chat request: check LLM_BASE_URL and "
+                             f"{model_key} in the config")
+    return EndpointDown(f"{where} answered only {error} to a first small request, {attempts} tries; "
+                        f"rerun the same command when it answers")
+
+
+def parameter_fix(client: LLMClient, message: str, model: str) -> str:
+    """The config setting that changes what a 400 names: the first parameter of the request
+    that the endpoint's message mentions."""
+    key = f"{client.role}_sampling"
+    sent = client.sampling["max_tokens_param"]
+    other = "max_tokens" if sent == "max_completion_tokens" else "max_completion_tokens"
+    fixes = [(sent, f"set max_tokens_param: {other} in {key} (the config)"),
+             ("temperature", f"set temperature: null in {key} (the config), so no temperature is sent"),
+             ("seed", f"set send_seed: false in {key} (the config), so no seed is sent"),
+             ("model", f"set {client.role}_model in the config to a model the endpoint serves")]
+    text = message.lower()
+    for name, fix in fixes:
+        if name in text:
+            return fix
+    return f"check {client.role}_model ({model!r}) and {key} in the config"
 
 
 def _message(status: int, data: bytes) -> str:

@@ -115,9 +115,9 @@ def test_a_failed_request_in_flight_does_not_fail_the_ones_waiting_for_it(tmp_pa
 
 def test_usage_without_a_count_is_counted_as_missing_not_as_zero(tmp_path, fake_llm):
     llm = client(tmp_path)
-    llm._count({"prompt_tokens": 10, "completion_tokens": 2}, cached=False)
-    llm._count({"prompt_tokens": 7}, cached=True)
-    llm._count(None, cached=False)
+    llm.usage.count({"prompt_tokens": 10, "completion_tokens": 2}, cached=False)
+    llm.usage.count({"prompt_tokens": 7}, cached=True)
+    llm.usage.count(None, cached=False)
     assert llm.usage_snapshot() == {"calls": 3, "cached": 1, "prompt_tokens": 17, "completion_tokens": 2,
                                     "prompt_tokens_missing": 1, "completion_tokens_missing": 2}
 
@@ -325,9 +325,9 @@ def test_a_short_key_is_hidden_as_a_word_and_leaves_the_refused_setting_readable
     assert "'max_tokens' is not supported" in err
     assert "set max_tokens_param: max_completion_tokens in answer_sampling" in err
     client = LLMClient(load_config(cfg))
-    assert client._scrub("bad key x; max x-ray x") == "bad key ***; max x-ray ***"
+    assert client.wire.scrub("bad key x; max x-ray x") == "bad key ***; max x-ray ***"
     monkeypatch.setenv("LLM_API_KEY", "sk-long-secret")
-    assert LLMClient(load_config(cfg))._scrub("key sk-long-secret1 and sk-long-secret") == "key ***1 and ***"
+    assert LLMClient(load_config(cfg)).wire.scrub("key sk-long-secret1 and sk-long-secret") == "key ***1 and ***"
 
 
 def test_an_unknown_model_stops_the_run_at_its_preflight(tmp_path, fake_llm, capsys):
@@ -402,7 +402,7 @@ def test_an_endpoint_that_goes_away_mid_run_stops_it_with_exit_3_and_the_same_co
 def test_a_cache_entry_missing_a_field_is_a_miss_and_is_rewritten_whole(tmp_path, fake_llm):
     cl = client(tmp_path)
     first = cl.complete("m", MSG, 10)
-    path = cl._cache_path(cache_key(fake_llm.url, cl.request("m", MSG, 10)))
+    path = cl.cache.path(cache_key(fake_llm.url, cl.request("m", MSG, 10)))
     entry = json.loads(open(path, encoding="utf-8").read())
     del entry["finish_reason"]
     open(path, "w", encoding="utf-8").write(json.dumps(entry))
