@@ -78,8 +78,8 @@ def test_dev_set_is_separate(test_cases: list[dict], dev_cases: list[dict]) -> N
     assert not test_qids & {q["qid"] for c in dev_cases for q in c["questions"]}
     # Different story facts: the named things that are gold answers (services, clusters,
     # people) never overlap. Preference options are a shared closed set, so they are left out.
-    import make_cases
-    options = {gold for pref in make_cases.PREFS for _, gold in pref[1]}
+    import phrases_v1
+    options = {gold for pref in phrases_v1.PREFS for _, gold in pref[1]}
 
     def names(cases: list[dict]) -> set:
         return {w for c in cases for s in c["sessions"] for t in s["turns"]
@@ -159,15 +159,15 @@ def test_files_match_the_seeded_generator() -> None:
 def test_the_version_1_checks_name_each_broken_convention_and_the_generator_refuses_such_a_case(
         test_cases: list[dict], monkeypatch) -> None:
     # Returned and raised, not asserted, so that `python -O data/make_cases.py --check` runs them.
-    import make_cases
+    import cases_v1
     case = test_cases[0]
-    assert make_cases.check_case(case) == []
+    assert cases_v1.check_case(case) == []
     q = next(q for q in case["questions"] if q["type"] != "abstention")
     spoiled = {**case, "questions": [{**q, "question": f"{q['question']} Is it {q['gold_answer']}?",
                                       "meta": {**q["meta"], "keywords": ["no-such-keyword"]}}]}
-    problems = make_cases.check_case(spoiled)
+    problems = cases_v1.check_case(spoiled)
     assert problems == [f"{q['qid']}: the gold {q['gold_answer']!r} is in the question",
                         f"{q['qid']}: no evidence turn holds all its keywords ['no-such-keyword']"]
-    monkeypatch.setattr(make_cases, "check_case", lambda case: [f"{case['case_id']}q1: spoiled"])
+    monkeypatch.setattr(cases_v1, "check_case", lambda case: [f"{case['case_id']}q1: spoiled"])
     with pytest.raises(RuntimeError, match="mb001: the generator made a case its own checks refuse: mb001q1: spoiled"):
-        make_cases.make_split(1, seed=7, dev=False)
+        cases_v1.make_split(1, seed=7, dev=False)

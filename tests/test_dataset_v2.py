@@ -17,7 +17,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "data"))
 
-import make_cases as mc  # noqa: E402
+import cases_v2  # noqa: E402
+import make_cases  # noqa: E402
+from cases_v1 import WORD  # noqa: E402
+from phrases_v1 import IDK  # noqa: E402
+from vocabulary import month_day  # noqa: E402
 from dataset import load_dataset  # noqa: E402
 
 CASES = os.path.join(ROOT, "data", "cases-v2.jsonl")
@@ -35,7 +39,7 @@ def bundled() -> list[dict]:
 @pytest.fixture(scope="module")
 def fixture() -> list[dict]:
     """Six cases made in memory with a seed of their own: six questions of each kind."""
-    return mc.make_split_v2(6, seed=4242, dev=False)
+    return cases_v2.make_split_v2(6, seed=4242, dev=False)
 
 
 def questions(cases: list[dict], kind: str) -> list[tuple[dict, dict]]:
@@ -55,15 +59,15 @@ def session_of(turn_id: str) -> int:
 def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: list[dict]) -> None:
     dev = load_dataset(DEV)
     kinds = Counter(q["meta"]["kind"] for c in bundled for q in c["questions"])
-    assert set(kinds) == set(mc.V2_KINDS) and min(kinds.values()) >= 40
+    assert set(kinds) == set(cases_v2.V2_KINDS) and min(kinds.values()) >= 40
     assert sum(kinds.values()) >= 300
     assert dict(Counter(q["type"] for c in bundled for q in c["questions"])) == EXPECTED_TYPES
-    assert set(Counter(q["meta"]["kind"] for c in dev for q in c["questions"])) == set(mc.V2_KINDS)
+    assert set(Counter(q["meta"]["kind"] for c in dev for q in c["questions"])) == set(cases_v2.V2_KINDS)
     assert not {c["case_id"] for c in bundled} & {c["case_id"] for c in dev}
 
 
 def test_every_bundled_case_passes_the_generators_checks(bundled: list[dict]) -> None:
-    assert [p for c in bundled for p in mc.check_case_v2(c)] == []
+    assert [p for c in bundled for p in cases_v2.check_case_v2(c)] == []
 
 
 def test_histories_are_long_and_mostly_unrelated_work(bundled: list[dict]) -> None:
@@ -77,8 +81,8 @@ def test_histories_are_long_and_mostly_unrelated_work(bundled: list[dict]) -> No
 
 
 def test_plausible_guesses_stay_under_the_none_limits(bundled: list[dict]) -> None:
-    rates = mc.guess_rate(bundled)
-    assert all(rate <= mc.guess_max(t) for t, rate in rates.items()), rates
+    rates = cases_v2.guess_rate(bundled)
+    assert all(rate <= cases_v2.guess_max(t) for t, rate in rates.items()), rates
     answerable = [q for c in bundled for q in c["questions"] if q["type"] != "abstention"]
     overall = sum(rates[q["type"]] for q in answerable) / len(answerable)
     assert overall <= 0.10, overall
@@ -91,9 +95,9 @@ def test_paraphrase_evidence_shares_no_content_word_with_the_question(fixture: l
         ids = turns(case)
         svc, gold = q["meta"]["keywords"]
         answer_turn = next(ids[e]["text"] for e in q["evidence"] if gold in ids[e]["text"])
-        drop = set(mc.WORD.findall(f"{svc} {q['meta']['ref']} {gold}".lower()))
-        asked = mc.unframe(q["question"])
-        assert not mc.content_stems(answer_turn, drop) & mc.content_stems(asked, drop), q["qid"]
+        drop = set(WORD.findall(f"{svc} {q['meta']['ref']} {gold}".lower()))
+        asked = cases_v2.unframe(q["question"])
+        assert not cases_v2.content_stems(answer_turn, drop) & cases_v2.content_stems(asked, drop), q["qid"]
         if q["meta"]["ref"] != svc:  # named by its nickname: the nickname's turn is evidence too
             assert len(q["evidence"]) == 2 and q["meta"]["ref"] not in answer_turn
 
@@ -117,13 +121,14 @@ def test_split_facts_need_turns_from_two_sessions(fixture: list[dict]) -> None:
         ops.add(derivation["op"])
         if derivation["op"] != "join" or len(derivation["parts"]) == 2:
             # Neither turn states the answer; each states a part of it.
-            assert not mc._states(first, q["gold_answer"]) and not mc._states(second, q["gold_answer"])
+            assert not cases_v2._states(first, q["gold_answer"]) and not cases_v2._states(second, q["gold_answer"])
         if derivation["op"] == "sum":
-            assert mc._states(first, str(derivation["values"][0])) and mc._states(second, str(derivation["values"][1]))
+            assert cases_v2._states(first, str(derivation["values"][0]))
+            assert cases_v2._states(second, str(derivation["values"][1]))
         elif derivation["op"] == "join" and len(derivation["parts"]) == 2:
             assert derivation["parts"][0] in first and derivation["parts"][1] in second
         elif derivation["op"] == "join":  # the service's squad, then the squad's lead
-            svc = re.findall(r"[a-z]+-[a-z0-9]+", mc.unframe(q["question"]))[0]
+            svc = re.findall(r"[a-z]+-[a-z0-9]+", cases_v2.unframe(q["question"]))[0]
             assert svc in first and svc not in second and q["gold_answer"] in second
     assert len(ops) >= 2
 
@@ -142,13 +147,13 @@ def test_time_golds_are_computed_from_the_sessions_date_not_stated(fixture: list
     seen = set()
     for case, q in questions(fixture, "time"):
         ids = turns(case)
-        assert not any(mc._states(ids[e]["text"], q["gold_answer"]) for e in q["evidence"]), q["qid"]
+        assert not any(cases_v2._states(ids[e]["text"], q["gold_answer"]) for e in q["evidence"]), q["qid"]
         derivation = q["meta"]["derivation"]
         seen.add(derivation.get("phrase", "").split(" ")[0] or derivation["op"])
         if derivation["op"] == "relative_date":
             said_on = date.fromisoformat(derivation["session_date"])
             others = [ids[e]["text"] for e in q["evidence"][1:]]
-            assert mc.month_day(mc.resolve_relative(derivation["phrase"], said_on, others)) == q["gold_answer"]
+            assert month_day(cases_v2.resolve_relative(derivation["phrase"], said_on, others)) == q["gold_answer"]
     assert len(seen) >= 3  # several kinds of relative date and durations in six questions
 
 
@@ -171,9 +176,9 @@ def test_near_duplicates_have_a_twin_stating_another_value(fixture: list[dict]) 
 def test_near_misses_ask_about_something_never_said_beside_something_said(fixture: list[dict]) -> None:
     for case, q in questions(fixture, "near_miss"):
         texts = [t["text"] for t in turns(case).values()]
-        assert q["gold_answer"] == mc.IDK and q["evidence"] == []
-        assert not any(all(mc._states(t, w) for w in q["meta"]["never_said"]) for t in texts)
-        assert any(all(mc._states(t, w) for w in q["meta"]["near_miss"]) for t in texts)
+        assert q["gold_answer"] == IDK and q["evidence"] == []
+        assert not any(all(cases_v2._states(t, w) for w in q["meta"]["never_said"]) for t in texts)
+        assert any(all(cases_v2._states(t, w) for w in q["meta"]["near_miss"]) for t in texts)
 
 
 def test_forgetting_marks_the_retracted_turn_for_staleness_and_contradiction(fixture: list[dict],
@@ -188,8 +193,8 @@ def test_forgetting_marks_the_retracted_turn_for_staleness_and_contradiction(fix
         (retracted,) = meta["superseded_evidence"]
         assert ids[retracted]["meta"] == {"retracted_by": meta["retraction"]}
         assert session_of(retracted) < session_of(meta["retraction"])
-        assert any(mc._states(ids[retracted]["text"], o) for o in meta["outdated_answers"])
-        assert q["gold_answer"] == mc.IDK if q["type"] == "abstention" else q["evidence"] == [meta["retraction"]]
+        assert any(cases_v2._states(ids[retracted]["text"], o) for o in meta["outdated_answers"])
+        assert q["gold_answer"] == IDK if q["type"] == "abstention" else q["evidence"] == [meta["retraction"]]
     assert seen == {"abstention", "knowledge_update"}
 
 
@@ -204,7 +209,7 @@ def test_the_check_names_a_spoiled_question(fixture: list[dict], spoil, message:
     case = copy.deepcopy(fixture[0])
     q = next(q for q in case["questions"] if q["meta"]["kind"] == "paraphrase")
     spoil(q)
-    assert any(message in p and q["qid"] in p for p in mc.check_case_v2(case))
+    assert any(message in p and q["qid"] in p for p in cases_v2.check_case_v2(case))
 
 
 def wrong_gold(q: dict) -> str:
@@ -219,13 +224,13 @@ def wrong_gold(q: dict) -> str:
     if op == "days_between":
         return f"{int(gold.split()[0]) + 1} days"
     if op in ("relative_date", "date_plus"):
-        return mc.month_day(datetime.strptime(f"{gold} 2024", "%B %d %Y").date() + timedelta(days=1))
+        return month_day(datetime.strptime(f"{gold} 2024", "%B %d %Y").date() + timedelta(days=1))
     if q["meta"].get("outdated_answers"):
         return q["meta"]["outdated_answers"][0]
     return "zz-404"
 
 
-@pytest.mark.parametrize("kind", [k for k in mc.V2_KINDS if k != "near_miss"])
+@pytest.mark.parametrize("kind", [k for k in cases_v2.V2_KINDS if k != "near_miss"])
 def test_the_check_refuses_a_wrong_gold_of_every_kind(fixture: list[dict], bundled: list[dict], kind: str) -> None:
     """Every answerable question of the kind, in the fixture and the first bundled cases (the
     fixture's forgetting questions are all retractions, which have no gold to get wrong)."""
@@ -237,7 +242,7 @@ def test_the_check_refuses_a_wrong_gold_of_every_kind(fixture: list[dict], bundl
             bad = copy.deepcopy(case)
             target = next(b for b in bad["questions"] if b["qid"] == q["qid"])
             target["gold_answer"] = wrong_gold(q)
-            assert any(q["qid"] in p for p in mc.check_case_v2(bad)), (q["qid"], target["gold_answer"])
+            assert any(q["qid"] in p for p in cases_v2.check_case_v2(bad)), (q["qid"], target["gold_answer"])
             spoiled += 1
     assert spoiled
 
@@ -246,7 +251,7 @@ def test_the_check_refuses_a_near_miss_that_was_said(fixture: list[dict]) -> Non
     case = copy.deepcopy(fixture[0])
     q = next(q for q in case["questions"] if q["meta"]["kind"] == "near_miss")
     q["meta"]["never_said"] = q["meta"]["near_miss"]
-    assert any("so this is no near miss" in p and q["qid"] in p for p in mc.check_case_v2(case))
+    assert any("so this is no near miss" in p and q["qid"] in p for p in cases_v2.check_case_v2(case))
 
 
 def test_the_check_refuses_a_distractor_equal_to_the_gold_and_an_unmarked_retraction(fixture: list[dict]) -> None:
@@ -257,7 +262,7 @@ def test_the_check_refuses_a_distractor_equal_to_the_gold_and_an_unmarked_retrac
     for s in case["sessions"]:
         for t in s["turns"]:
             t.pop("meta", None)
-    problems = mc.check_case_v2(case)
+    problems = cases_v2.check_case_v2(case)
     assert any("is the gold" in p and twin["qid"] in p for p in problems)
     assert any("is not marked retracted_by" in p and forgot["qid"] in p for p in problems)
 
@@ -269,17 +274,18 @@ def test_the_check_refuses_an_order_question_with_an_unknown_pick(fixture: list[
                                                    for q in c["questions"]))
     case = copy.deepcopy(case)
     q = next(q for q in case["questions"] if q["meta"].get("derivation", {}).get("op") == "order")
-    assert mc.check_case_v2(case) == []
+    assert cases_v2.check_case_v2(case) == []
     q["meta"]["derivation"]["pick"] = "middle"
     with pytest.raises(ValueError, match=f"{q['qid']}: unknown order pick 'middle'; expected first, last or after"):
-        mc.check_case_v2(case)
+        cases_v2.check_case_v2(case)
 
 
 def test_the_generator_refuses_to_write_a_case_its_checks_refuse(monkeypatch) -> None:
-    monkeypatch.setattr(mc, "check_case_v2", lambda case: ["hd001q1 (paraphrase): spoiled"])
+    monkeypatch.setattr(cases_v2, "check_case_v2", lambda case: ["hd001q1 (paraphrase): spoiled"])
     with pytest.raises(RuntimeError, match="hd001: the generator made a case its own checks refuse: hd001q1"):
-        mc.make_split_v2(1, seed=99, dev=False)
+        cases_v2.make_split_v2(1, seed=99, dev=False)
 
 
 def test_the_generator_is_deterministic() -> None:
-    assert mc.render(mc.make_split_v2(2, seed=99, dev=True)) == mc.render(mc.make_split_v2(2, seed=99, dev=True))
+    first, second = (make_cases.render(cases_v2.make_split_v2(2, seed=99, dev=True)) for _ in range(2))
+    assert first == second
