@@ -355,6 +355,26 @@ class CaseBuilder(Sessions):
         self.questions.append(Question("multi_hop", q, gold, ev, kw, echo=echo))
         return True
 
+    def _deadline_question(self, svc: str) -> tuple[str, str, list, list, tuple]:
+        """A temporal question on the days left until a deadline of svc's, with its distractors:
+        (question, gold, evidence, keywords, echo)."""
+        r = self.rng
+        template, other_template = r.sample(DEADLINE_TASKS, 2)
+        task = template.format(svc=svc)
+        s = self.pick_session()
+        due = self.asked.date() + timedelta(days=r.randint(4, 30))
+        said = say_date(r, due)
+        tg = self.add_fact(s, r.choice(DEADLINE_SAY).format(task=task, d=said))
+        # Distractors: the same work on another service, other work on the same service.
+        other_svc = r.choice([x for x in self.services if x != svc])
+        for dtask in (template.format(svc=other_svc), other_template.format(svc=svc)):
+            shift = timedelta(days=r.choice((-3, 5, 9, 12)))
+            self.add_fact(self.pick_session(), r.choice(DEADLINE_SAY).format(
+                task=dtask, d=say_date(r, due + shift)))
+        q = r.choice(DEADLINE_ASK).format(task=task)
+        n = (due - self.asked.date()).days
+        return q, f"{n} days", [tg], [svc, said], ("deadline", {"task": task}, 0)
+
     def q_temporal(self) -> bool:
         r = self.rng
         kind = r.choice(("freeze", "event", "between", "deadline", "ago"))
@@ -407,22 +427,7 @@ class CaseBuilder(Sessions):
             gold, ev, kw = f"{n} days", [inc["tag"], t2], [svc, inc["ticket"]]
             echo = ("incident", {"svc": svc}, s1)
         elif kind == "deadline":
-            template, other_template = r.sample(DEADLINE_TASKS, 2)
-            task = template.format(svc=svc)
-            s = self.pick_session()
-            due = self.asked.date() + timedelta(days=r.randint(4, 30))
-            said = say_date(r, due)
-            tg = self.add_fact(s, r.choice(DEADLINE_SAY).format(task=task, d=said))
-            # Distractors: the same work on another service, other work on the same service.
-            other_svc = r.choice([x for x in self.services if x != svc])
-            for dtask in (template.format(svc=other_svc), other_template.format(svc=svc)):
-                shift = timedelta(days=r.choice((-3, 5, 9, 12)))
-                self.add_fact(self.pick_session(), r.choice(DEADLINE_SAY).format(
-                    task=dtask, d=say_date(r, due + shift)))
-            q = r.choice(DEADLINE_ASK).format(task=task)
-            n = (due - self.asked.date()).days
-            gold, ev, kw = f"{n} days", [tg], [svc, said]
-            echo = ("deadline", {"task": task}, 0)
+            q, gold, ev, kw, echo = self._deadline_question(svc)
         else:  # ago
             s = self.pick_session()
             ev_name = r.choice([e for e in EVENTS if e not in self.events_used])

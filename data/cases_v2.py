@@ -635,6 +635,23 @@ def resolve_relative(phrase: str, said_on: date, others: list[str]) -> date:
     raise ValueError(f"unknown relative phrase {phrase!r}")
 
 
+def _order_pick(q: dict, texts: list[str], dates: dict) -> tuple[list[str], str]:
+    """An order question's services in the order its evidence sessions state them, and the one
+    its derivation picks (the first, the last, or the one after the service the question names)."""
+    derivation = q["meta"]["derivation"]
+    seq = derivation["sequence"]
+    said = [next(s for s in seq if _names(t, s)) for t in texts]
+    order = [s for _, s in sorted(zip((dates[e] for e in q["evidence"]), said))]
+    how = derivation["pick"]
+    if how == "after":  # the one after the service the question names
+        prev = next(s for s in seq if _names(q["question"], s))
+        return order, order[order.index(prev) + 1]
+    if how in ("first", "last"):
+        return order, {"first": order[0], "last": order[-1]}[how]
+    # a generator bug: no question asks this
+    raise ValueError(f"{q['qid']}: unknown order pick {how!r}; expected first, last or after")
+
+
 def check_case_v2(case: dict) -> list[str]:
     """The problems of one version 2 case: evidence resolves, the gold is stated by the evidence
     (or computed from it as meta.derivation says) and not guessable from the question,
@@ -692,18 +709,8 @@ def check_case_v2(case: dict) -> list[str]:
             if len(q["evidence"]) != derivation["n"] or str(derivation["n"]) != gold:
                 bad("the count differs from its evidence")
         elif derivation["op"] == "order":
-            seq = derivation["sequence"]
-            said = [next(s for s in seq if _names(t, s)) for t in texts]
-            order = [s for _, s in sorted(zip((dates[e] for e in q["evidence"]), said))]
-            how = derivation["pick"]
-            if how == "after":  # the one after the service the question names
-                prev = next(s for s in seq if _names(q["question"], s))
-                pick = order[order.index(prev) + 1]
-            elif how in ("first", "last"):
-                pick = {"first": order[0], "last": order[-1]}[how]
-            else:  # a generator bug: no question asks this
-                raise ValueError(f"{qid}: unknown order pick {how!r}; expected first, last or after")
-            if order != seq or pick != gold:
+            order, pick = _order_pick(q, texts, dates)
+            if order != derivation["sequence"] or pick != gold:
                 bad("the order is not the order of its evidence")
         elif derivation["op"] == "date_plus":
             start = date.fromisoformat(derivation["start"])
