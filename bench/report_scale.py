@@ -30,12 +30,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from cli import run_cli
-from config import SAMPLING_DEFAULTS
+from cli import run_cli  # noqa: E402
+from config import SAMPLING_DEFAULTS  # noqa: E402
 from context import EMPTY_CONTEXT, render_line  # noqa: E402
-from contract import Hit, session_items
-from fileio import dumps, sha256_file
-from formats import MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, verdict_identity
+from contract import Hit, session_items  # noqa: E402
+from fileio import dumps, sha256_file  # noqa: E402
+from formats import MANIFEST_FORMAT, RUN_FORMAT, VERDICT_FORMAT, verdict_identity  # noqa: E402
 from rules import RULES_SHA256  # noqa: E402
 
 WORDS = ("the billing ledger sync cluster postgres release freeze owner pager deploy migrate version team alert "

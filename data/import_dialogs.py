@@ -31,10 +31,10 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
-from cli import InputError, run_cli
-from contract import QUESTION_TYPES, is_answerable
-from dataset import parse_time
-from fileio import read_jsonl, sha256_file
+from cli import InputError, run_cli  # noqa: E402
+from contract import QUESTION_TYPES, is_answerable  # noqa: E402
+from dataset import parse_time  # noqa: E402
+from fileio import read_jsonl, sha256_file  # noqa: E402
 from importlib_common import CaseWriter, Report, answer_text, base_parser, map_type, require  # noqa: E402
 
 

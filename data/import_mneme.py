@@ -33,9 +33,9 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
-from cli import InputError, run_cli
-from contract import QUESTION_TYPES, is_answerable
-from fileio import not_utf8_error, sha256_file
+from cli import InputError, run_cli  # noqa: E402
+from contract import QUESTION_TYPES, is_answerable  # noqa: E402
+from fileio import not_utf8_error, sha256_file  # noqa: E402
 from importlib_common import CaseWriter, Report, base_parser, map_type, require  # noqa: E402
 
 # Arbitrary, fixed, and documented: the corpus has no dates and none of its questions is temporal.

@@ -23,9 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import metrics  # noqa: E402
-from cli import EXIT_BAD_INPUT, InputError, run_cli
-from contract import is_answerable
-from dataset import dataset_counts, load_dataset, parse_time
+from cli import EXIT_BAD_INPUT, InputError, run_cli  # noqa: E402
+from contract import is_answerable  # noqa: E402
+from dataset import dataset_counts, load_dataset, parse_time  # noqa: E402
 from records import run_record, verdict_for  # noqa: E402
 
 SHARED = os.path.join(ROOT, "..", "shared", "datasets")
