@@ -1,6 +1,6 @@
 """The contract every system under test is held to: the records a backend stores and returns
-(MemoryItem, Hit), the protocol it implements (MemoryBackend), the question types, and how a
-case's turns become the items a system is given."""
+(MemoryItem, Hit), the protocol it implements (MemoryBackend), the question types and which of
+them are answerable, and how a case's turns become the items a system is given."""
 from __future__ import annotations
 
 import json
