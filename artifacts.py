@@ -33,7 +33,8 @@ from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMI
                    cue_records, differences_table, read_artifacts, recall_table, side_by_side, summary, table)
 from interface import (CONTROL_NAMES, EXIT_OK, InputError, load_config, load_dataset, results_dir, run_cli,
                        sha256_file, write_json_atomic)
-from metrics import RESAMPLES, SEED, kind_of
+from metrics import kind_of
+from stats import RESAMPLES, SEED
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)
 

@@ -45,7 +45,8 @@ from collections import defaultdict
 from interface import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, VERDICT_FORMAT,
                        VERDICT_IDENTITY_FIELDS, InputError, check_format, dumps, not_utf8_error, read_audit_key,
                        read_jsonl, record_key, run_cli, sha256_text, write_atomic, write_json_atomic)
-from metrics import cohen_kappa, fisher_greater, rate
+from stats import cohen_kappa, fisher_greater
+from wording import rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
 # Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.

@@ -29,7 +29,9 @@ import numpy as np
 
 from backends import load_backend
 from interface import BUDGET_FIELD, InputError, check_format, read_json, session_items
-from metrics import RESAMPLES, SEED, interval_text, kind_of, mean, rate, retrieval_differences, retrieval_values
+from metrics import kind_of, retrieval_differences, retrieval_values
+from stats import RESAMPLES, SEED, mean
+from wording import interval_text, rate
 
 ARTIFACTS_FORMAT = "artifacts/1"
 BLIND_BACKENDS = ("newest", "random")

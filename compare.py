@@ -33,8 +33,9 @@ import runindex
 from interface import (CONTRACT_FIELDS, EXIT_OK, ROOT, VERDICT_IDENTITY_FIELDS, InputError,
                        contract_problems, coverage, dataset_from, read_run_files, record_key, run_cli, sha256_file,
                        write_atomic, write_json_atomic)
-from metrics import (RESAMPLES, SEED, Scoring, estimate_text, interval_text, pair_verdicts, rate, reading,
-                     retrieval_differences, separated_text, type_difference_text, whole)
+from metrics import Scoring, pair_verdicts, retrieval_differences
+from stats import RESAMPLES, SEED
+from wording import estimate_text, interval_text, rate, reading, separated_text, type_difference_text, whole
 
 COMPARE_FORMAT = "compare/1"
 # What may differ between the runs compared: the system (its name, version, code and settings,

@@ -58,7 +58,8 @@ from interface import (BUDGET_FIELD, EXIT_OK, EXIT_TOO_MANY_ERRORS, SAMPLING_DEF
                        verdict_identity, write_atomic, write_json_atomic)
 from interface import CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, check_format, dataset_from
 from llm import LLMClient, Workers
-from metrics import calibration_rates, error_rate_text, rate
+from metrics import calibration_rates
+from wording import error_rate_text, rate
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
@@ -251,7 +252,7 @@ def set_report(role: str, path: str, items: list[dict], graded: list[tuple]) -> 
 
 
 def print_set(report: dict) -> None:
-    """A set's overall rates, then each kind's, written by metrics.py's formatters as score.py
+    """A set's overall rates, then each kind's, written by wording.py's formatters as score.py
     and the report write the same rates."""
     o = report["overall"]
     tuned = "tuned on" if report["set"] == "tuning" else "never tuned on"

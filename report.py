@@ -2,7 +2,7 @@
 report.html to open from disk, and plots beside them (by default beside --scores, in
 results/RUN_ID/), with the instrument's checks, the judge's calibration and the human audit
 when they exist. Every number comes from scores.json (score.py, through metrics.py) and is
-written by metrics.py's formatter; the run records and the dataset give the answers, the
+written by wording.py's formatters; the run records and the dataset give the answers, the
 context each model read and the turns the question explorer shows, and nothing is computed
 here again.
 
@@ -69,9 +69,11 @@ from interface import (BUDGET_FIELD, CHECKS_FORMAT, CONTROL_NAMES, EXIT_OK, QUES
                        read_audit_json, read_audit_key, read_calibration_json, read_json, read_jsonl, read_manifest,
                        read_verdicts, record_key, refuse_stale_checks_verdicts, run_cli, session_items, sha256_file,
                        sha256_text, write_atomic)
-from metrics import (FAILURE_CAUSES, RESAMPLES, SEED, calibration_text, control_lines, coverage_reasons, disclosures,
-                     error_rate_text, estimate_text, interval_text, mdd_text, noise_floor_legend, question_outcome,
-                     rate, reading, separated_text, type_difference_text, whole)
+from metrics import FAILURE_CAUSES, question_outcome
+from stats import RESAMPLES, SEED
+from wording import (calibration_text, control_lines, coverage_reasons, disclosures, error_rate_text, estimate_text,
+                     interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text, type_difference_text,
+                     whole)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The question explorer of report.html shows each answer's context whole, as sent (the budget
@@ -549,7 +551,7 @@ def recall_line(scores: dict) -> list | None:
 
 def grader_line(scores: dict, calibration: dict | None, grader: dict | None) -> list | None:
     """The grader's error rates in one line, its held-out set beside the set its rules were tuned
-    on, as score.py prints them (metrics.calibration_text); None without a calibration or answers."""
+    on, as score.py prints them (wording.calibration_text); None without a calibration or answers."""
     if calibration is None or retrieval_only(scores):
         return None
     more = Link("details", "#judge")

@@ -15,7 +15,7 @@ import os
 from datetime import datetime, timezone
 
 from interface import InputError, check_format, read_json, sha256_text, write_atomic, write_json_atomic
-from metrics import estimate_text, rate
+from wording import estimate_text, rate
 
 INDEX_FORMAT = "index/1"
 INDEX_JSON, INDEX_HTML = "index.json", "index.html"

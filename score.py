@@ -29,9 +29,10 @@ from interface import (CHECKS_FORMAT, CONTRACT_FIELDS, CONTROL_NAMES, EXIT_OK, S
                        check_format, check_manifest_describes, dataset_from, load_comparison, read_audit_json,
                        read_calibration_json, read_json, refuse_stale_checks_verdicts, run_cli, served_model_counts,
                        sha256_file, write_json_atomic)
-from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
-                     interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
-                     retrieval_differences, separated_text, whole)
+from metrics import Scoring, pair_verdicts, retrieval_differences
+from stats import RESAMPLES, SEED
+from wording import (calibration_text, control_lines, coverage_reasons, disclosures, interval_text, mdd_text,
+                     noise_floor_legend, noise_floor_text, rate, reading, separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,7 +283,7 @@ def coverage_banner(scores: dict) -> list[str]:
 
 def control_findings(scores: dict) -> list[str]:
     """What the controls say: check.py's verdicts on them with --checks; without, their numbers
-    (metrics.control_lines) and no verdict of this script's own."""
+    (wording.control_lines) and no verdict of this script's own."""
     checks = scores["checks"]
     if checks is None:
         return control_lines(scores)

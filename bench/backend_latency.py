@@ -39,7 +39,7 @@ from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, tokens  # noqa: E402
 from interface import InputError, MemoryItem, load_config, run_cli  # noqa: E402
 from machine import describe  # noqa: E402
-from metrics import percentile  # noqa: E402
+from stats import percentile  # noqa: E402
 
 SUBJECTS = ["billing", "search", "auth", "payments", "ingest", "reporting", "the scheduler", "the cache",
             "the gateway", "notifications", "the data lake", "exports", "onboarding", "the CI runner"]

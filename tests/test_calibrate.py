@@ -13,10 +13,11 @@ import pytest
 import judge
 from conftest import ROOT, write_config
 from grading import RULES_SHA256, deterministic, load_calibration
-from labelled import rules_verdicts
-from metrics import calibration_rates, wilson_interval
 from interface import run_cli
-from metrics import error_rate_text, rate
+from labelled import rules_verdicts
+from metrics import calibration_rates
+from stats import wilson_interval
+from wording import error_rate_text, rate
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
@@ -53,7 +54,7 @@ def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path,
     assert len(report["false_reject_ids"]) == expected["overall"]["false_rejects"]
     out = capsys.readouterr().out
     o = expected["overall"]
-    # Written as score.py and the report write the same rates: metrics.py's formatters.
+    # Written as score.py and the report write the same rates: wording.py's formatters.
     accepts = error_rate_text(o["false_accepts"], o["known_wrong"], o["false_accept_rate"], o["false_accept_ci95"])
     rejects = error_rate_text(o["false_rejects"], o["known_right"], o["false_reject_rate"], o["false_reject_ci95"])
     assert f"false accepts {accepts}, false rejects {rejects}, kappa {rate(expected['kappa'])};" in out

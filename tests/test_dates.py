@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT
 from grading import RULES_SHA256, decide, deterministic, load_calibration, name_days
 from interface import InputError
-from metrics import calibration_rates, wilson_interval
+from metrics import calibration_rates
+from stats import wilson_interval
 
 DATES = os.path.join(ROOT, "data", "dates.jsonl")
 # The second date set, written after the rule and measured once at rules 1d21ceb953f2, never

@@ -15,7 +15,8 @@ from conftest import ROOT
 from grading import RIGHT_KINDS, RULES_SHA256, WRONG_KINDS, load_calibration
 from labelled import rule_errors, rules_verdicts
 from interface import read_jsonl
-from metrics import calibration_rates, wilson_interval
+from metrics import calibration_rates
+from stats import wilson_interval
 
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
 TUNING = (os.path.join(ROOT, "data", "calibration.jsonl"), os.path.join(ROOT, "data", "tuning2.jsonl"),

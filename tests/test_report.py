@@ -15,9 +15,9 @@ import check
 import report
 import score
 from interface import AUDIT_KEY_FORMAT, MANIFEST_FORMAT, run_cli, sha256_file
-from metrics import calibration_text
 from records import read_records, run_record, write_comparison, write_jsonl
 from report_pipeline import make_report, pipeline
+from wording import calibration_text
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
 
