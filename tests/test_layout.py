@@ -14,7 +14,8 @@ from conftest import ROOT, write_config
 from interface import load_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
-# modules are shared (interface, context, llm, grading, metrics, stats, wording, processes, blind).
+# modules are shared (interface, context, llm, grading, metrics, stats, wording, processes, blind)
+# or parts of one script (report_*.py, report.py's).
 STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts"}
 SCRIPTS = STAGES | {"serve"}
 
