@@ -38,6 +38,13 @@ def test_no_stage_imports_another_stage():
         assert not imports(os.path.join(ROOT, f"{stage}.py")) & (STAGES - {stage}), stage
 
 
+def test_no_shared_module_imports_a_script():
+    # report.py's parts (report_*.py) and the shared modules are imported by scripts, never the
+    # reverse, so that running one stage never loads another.
+    for name in sorted(f for f in os.listdir(ROOT) if f.endswith(".py") and f[:-3] not in SCRIPTS):
+        assert not imports(os.path.join(ROOT, name)) & SCRIPTS, name
+
+
 def test_interface_imports_nothing_from_backends_and_backends_import_no_script():
     assert "backends" not in imports(os.path.join(ROOT, "interface.py"))
     folder = os.path.join(ROOT, "backends")
@@ -68,3 +75,33 @@ def test_answerability_has_one_definition():
                     if pattern.search(fh.read()):
                         found.add(os.path.join(folder, name))
     assert found <= {"interface.py", "grading.py"}, found
+
+
+# Files and functions a newcomer can hold: no module of the harness (the root, backends/, data/)
+# over 900 lines, no function over 80. The exceptions are those not yet cut down; a new one
+# fails here.
+MAX_FILE_LINES, MAX_FUNCTION_LINES = 900, 80
+LONG_FILES = {"interface.py", "grading.py", os.path.join("data", "make_cases.py")}
+LONG_FUNCTIONS = {("check.py", "main"), ("compare.py", "main"), ("judge.py", "main"), ("run.py", "main"),
+                  ("grading.py", "_contains_gold"), (os.path.join("data", "import_longmemeval.py"), "convert_record"),
+                  (os.path.join("data", "make_cases.py"), "check_case_v2"),
+                  (os.path.join("data", "make_cases.py"), "q_temporal")}
+
+
+def test_no_module_is_over_900_lines_and_no_function_over_80():
+    too_long = set()
+    for folder in ("", "backends", "data"):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+                text = fh.read()
+            if text.count("\n") > MAX_FILE_LINES and path not in LONG_FILES:
+                too_long.add(path)
+            for node in ast.walk(ast.parse(text)):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES and (path, node.name) not in LONG_FUNCTIONS:
+                    too_long.add(f"{path}: {node.name}")
+    assert not too_long, too_long
