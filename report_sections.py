@@ -55,6 +55,12 @@ def served_models(scores: dict) -> list[str]:
     return sorted({m for by in scores["served_models"].values() for counts in by.values() for m in counts})
 
 
+def checks_current(checks: dict | None, scores: dict) -> bool:
+    """Whether checks.json was made from exactly the run files scores.json was (by content);
+    report.py's main() has held those to the --runs files (check_inputs)."""
+    return checks is not None and sorted(checks["inputs"]["runs"].values()) == sorted(scores["inputs"]["runs"].values())
+
+
 # ---------------------------------------------------------------------------------------------
 # Sections
 # ---------------------------------------------------------------------------------------------
@@ -787,9 +793,3 @@ def repeats_section(scores: dict, order: list[dict]) -> list:
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
     blocks += notes.blocks("Notes:")
     return blocks
-
-
-def checks_current(checks: dict | None, scores: dict) -> bool:
-    """Whether checks.json was made from exactly the run files scores.json was (by content);
-    main() has held those to the --runs files (check_inputs)."""
-    return checks is not None and sorted(checks["inputs"]["runs"].values()) == sorted(scores["inputs"]["runs"].values())
