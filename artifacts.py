@@ -36,7 +36,8 @@ from config import load_config, results_dir
 from contract import CONTROL_NAMES
 from dataset import load_dataset
 from fileio import sha256_file, write_json_atomic
-from metrics import RESAMPLES, SEED, kind_of
+from metrics import kind_of
+from stats import RESAMPLES, SEED
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)
 

@@ -46,7 +46,8 @@ from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, run_cli
 from fileio import dumps, not_utf8_error, read_jsonl, sha256_text, write_atomic, write_json_atomic
 from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
                      check_format, read_audit_key, record_key)
-from metrics import cohen_kappa, fisher_greater, rate
+from stats import cohen_kappa, fisher_greater
+from wording import rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
 # Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.

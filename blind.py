@@ -32,7 +32,9 @@ from cli import InputError
 from contract import session_items
 from fileio import read_json
 from formats import BUDGET_FIELD, check_format
-from metrics import RESAMPLES, SEED, interval_text, kind_of, mean, rate, retrieval_differences, retrieval_values
+from metrics import kind_of, retrieval_differences, retrieval_values
+from stats import RESAMPLES, SEED, mean
+from wording import interval_text, rate
 
 ARTIFACTS_FORMAT = "artifacts/1"
 BLIND_BACKENDS = ("newest", "random")

@@ -67,13 +67,14 @@ from datetime import datetime, timezone
 
 from cli import EXIT_OK, InputError, run_cli
 from config import check_settings, limit_for, load_config, results_dir
-from contract import CONTROL_NAMES, is_answerable
+from contract import CONTROL_NAMES, QUESTION_TYPES, is_answerable
 from dataset import dataset_from, iter_cases
 from fileio import sha256_file, write_json_atomic
-from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
-                     served_model_counts)
-from metrics import (Scoring, cost_metrics, fisher_greater, interval_text, k_limited_metrics, mean, pair_verdicts, rate,
-                     recall_metrics, system_label, whole)
+from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage,
+                     read_run_files, served_model_counts)
+from metrics import Scoring, cost_metrics, k_limited_metrics, pair_verdicts, recall_metrics, system_label
+from stats import fisher_greater, mean
+from wording import interval_text, rate, whole
 
 # A check failed: a code of its own, so that a script letting a FAIL through (the report shows
 # it) still stops on 1, an unexpected error in check.py, and on 2, input it cannot read.
@@ -174,7 +175,7 @@ def check_budget(path: str, rows: list[tuple[int, dict]], sweep: bool, settings:
     shares = [r["context_tokens"] / budget for _, r in used]
     tokens = [r["context_tokens"] for _, r in used]
     # The mean context tokens and the k-limited share are figures score.py and the report show
-    # too: taken from metrics.py and written by its formatters, so the three outputs agree.
+    # too: taken from metrics.py and written by wording.py's formatters, so the three outputs agree.
     recs = [r for _, r in rows]
     k = k_limited_metrics(recs)
     limited = sum(r["k_limited"] is True for r in recs)

@@ -34,9 +34,11 @@ from cli import EXIT_OK, InputError, run_cli
 from config import ROOT
 from dataset import dataset_from
 from fileio import sha256_file, write_atomic, write_json_atomic
-from formats import CONTRACT_FIELDS, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files, record_key
-from metrics import (RESAMPLES, SEED, Scoring, estimate_text, interval_text, pair_verdicts, rate, reading,
-                     retrieval_differences, separated_text, type_difference_text, whole)
+from formats import (CONTRACT_FIELDS, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
+                     record_key)
+from metrics import Scoring, pair_verdicts, retrieval_differences
+from stats import RESAMPLES, SEED
+from wording import estimate_text, interval_text, rate, reading, separated_text, type_difference_text, whole
 
 COMPARE_FORMAT = "compare/1"
 # What may differ between the runs compared: the system (its name, version, code and settings,

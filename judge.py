@@ -54,14 +54,15 @@ from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, run_cli, st
 from config import SAMPLING_DEFAULTS, load_config, results_dir
 from dataset import dataset_from, parse_shard, shard_of
 from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic, write_json_atomic
-from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
-                     check_format, load_comparison, record_key, verdict_identity)
+from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT,
+                     VERDICT_IDENTITY_FIELDS, check_format, load_comparison, record_key, verdict_identity)
 from grading import decide, load_calibration
-from llm import LLMClient, Workers
-from metrics import calibration_rates, error_rate_text, rate
+from metrics import calibration_rates
 from rubrics import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, judge_prompt, parse_judge_reply, rubric_for,
                      rubric_template)
 from rules import RULES_SHA256
+from wording import error_rate_text, rate
+from llm import LLMClient, Workers
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
@@ -254,7 +255,7 @@ def set_report(role: str, path: str, items: list[dict], graded: list[tuple]) -> 
 
 
 def print_set(report: dict) -> None:
-    """A set's overall rates, then each kind's, written by metrics.py's formatters as score.py
+    """A set's overall rates, then each kind's, written by wording.py's formatters as score.py
     and the report write the same rates."""
     o = report["overall"]
     tuned = "tuned on" if report["set"] == "tuning" else "never tuned on"

@@ -1,8 +1,8 @@
-"""Every number of a comparison, defined once: what happened to each question, the metrics vector
-of each system, the paired cluster bootstrap between systems, gap closed, the noise floor and
-the minimum detectable difference, and how each number is written for people. score.py
-computes through this module and writes scores.json; check.py computes its verdicts through it;
-report.py reads scores.json and writes numbers with the same functions.
+"""Every metric of a comparison, defined once: what happened to each question, the metrics vector
+of each system, the accuracy statistics of each budget, gap closed, the paired differences, the
+noise floor and the minimum detectable difference, and the grader's error rates. Their intervals
+come from stats.py and their words from wording.py. score.py computes through this module and
+writes scores.json; check.py computes its verdicts through it; report.py reads scores.json.
 
 The rule for repeats (run.py --repeat N): every figure of a system is over all its repeats,
 each repeat's record of a question counting once (accuracy is the mean over repeats of each
@@ -27,6 +27,9 @@ from contract import CONTROL_NAMES, is_answerable, no_evidence_reason
 from formats import BUDGET_FIELD, match_verdicts, read_verdicts
 from normalization import exact_match, locomo_category, token_f1
 from rules import RULES_SHA256, states_value
+from stats import (ClusterBootstrap, RESAMPLES, SEED, Z95, cohen_kappa, interval, mean, minimum_detectable,
+                   paired_summary, percentile, separated, wilson_interval)
+from wording import MDD_FORMULA, NOISE_FLOOR_FORMULA, NOISE_FLOOR_METHOD, NO_SPREAD, WITHHELD, row_order
 
 # Where a wrong answer came from, checked in this order (the first that applies), and what each
 # means in the report's words.
@@ -40,43 +43,7 @@ FAILURE_CAUSES = {
     "reader_miss": "every evidence turn in the context, and still wrong (for an unanswerable question: answered "
                    "instead of declining)",
 }
-RESAMPLES, SEED = 10000, 0
-# Resamples seeded together: block b of the resamples is drawn from default_rng([seed, b x
-# BOOTSTRAP_BLOCK]), so a resample depends on the seed and its position only. Its draws are
-# made and counted BOOTSTRAP_CHUNK at a time, so that they and their counts stay in the CPU's
-# cache; the block's generator carries on from chunk to chunk, so the draws are the ones a
-# single call for the whole block makes.
-# The counts of whole blocks are then used in pieces of up to BOOTSTRAP_PIECE counts (16 MB):
-# each matrix product wakes BLAS's threads, which on a shared machine can cost more than a small
-# product itself, so the fewer products the better, within a bound on memory.
-BOOTSTRAP_BLOCK = 1000
-BOOTSTRAP_CHUNK = 1 << 17
-BOOTSTRAP_PIECE = 1 << 22
-# Two-sided 95% confidence and 80% power: the minimum detectable difference of a paired
-# comparison is (z_0.975 + z_0.80) times the standard error of the paired difference. Computed,
-# not typed, so every module that needs them (the Wilson interval too) holds the same digits.
-Z95 = statistics.NormalDist().inv_cdf(0.975)
-Z80 = statistics.NormalDist().inv_cdf(0.80)
 ALL = "all"  # the repeat key of a system's figures over all its repeats
-
-
-# ---------------------------------------------------------------------------------------------
-# Small numbers
-# ---------------------------------------------------------------------------------------------
-
-def mean(xs: list) -> float | None:
-    """Arithmetic mean; None for an empty list (not measurable, never NaN)."""
-    return sum(xs) / len(xs) if xs else None
-
-
-def share(flags: list, why_empty: str) -> tuple[float | None, str | None]:
-    """The share of true flags, or (None, why) when there is nothing to measure."""
-    return (mean([bool(f) for f in flags]), None) if flags else (None, why_empty)
-
-
-def percentile(sorted_xs, q: float) -> float:
-    """The q-quantile of a sorted sequence by the nearest-rank method (no interpolation)."""
-    return float(sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,6 +157,11 @@ def question_row(rec: dict, v: dict | None, label: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 # One system: the metrics vector, over all its repeats
 # ---------------------------------------------------------------------------------------------
+
+def share(flags: list, why_empty: str) -> tuple[float | None, str | None]:
+    """The share of true flags, or (None, why) when there is nothing to measure."""
+    return (mean([bool(f) for f in flags]), None) if flags else (None, why_empty)
+
 
 def evidence_found(rec: dict) -> tuple[bool, bool]:
     """One question's recall, for a record with gold evidence and provenance: whether some
@@ -543,99 +515,8 @@ def score_system(recs: list[dict], rows: list[dict]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# The paired cluster bootstrap
+# One budget: every accuracy statistic from one pass over the paired cluster bootstrap
 # ---------------------------------------------------------------------------------------------
-
-class ClusterBootstrap:
-    """Resamples of whole clusters with replacement, shared by every statistic of one budget
-    (common random numbers: each interval is drawn from the same resamples). Questions of one
-    case, and cases cut from one conversation, are not independent (resampling questions alone
-    would make every interval too narrow).
-
-    A resample is a vector of counts, how often each cluster was drawn; a statistic's total in
-    every resample is then one matrix product, so thousands of resamples cost milliseconds per
-    statistic instead of a Python loop per draw."""
-
-    def __init__(self, clusters: list, resamples: int, seed: int) -> None:
-        self.clusters = sorted(clusters)
-        self.index = {c: i for i, c in enumerate(self.clusters)}
-        self.resamples, self.seed = resamples, seed
-
-    def counts(self, groups: np.ndarray | None = None):
-        """Pieces of whole blocks of resamples as count matrices, the same every call: how often
-        each cluster was drawn (resamples x clusters); with `groups`, a group number per cluster
-        (0 to G-1), how often a cluster of each group was drawn (resamples x G)."""
-        n = len(self.clusters)
-        width = n if groups is None else int(groups.max()) + 1 if n else 0
-        step = max(1, min(BOOTSTRAP_BLOCK, BOOTSTRAP_CHUNK // max(1, n)))
-        offsets = np.arange(step)[:, None] * width  # row i of a chunk counts into bins i*width and up
-        per_piece = BOOTSTRAP_BLOCK * max(1, BOOTSTRAP_PIECE // (BOOTSTRAP_BLOCK * max(1, width)))
-        for start in range(0, self.resamples, BOOTSTRAP_BLOCK):
-            if start % per_piece == 0:
-                piece = np.empty((min(per_piece, self.resamples - start), width), dtype=np.float32)
-            rng = np.random.default_rng([self.seed, start])
-            end = min(start + BOOTSTRAP_BLOCK, self.resamples)
-            for at in range(start, end, step):
-                k = min(step, end - at)
-                bins = rng.integers(0, n, size=(k, n))
-                if groups is not None:
-                    bins = groups[bins]
-                bins += offsets[:k]
-                row = at % per_piece
-                piece[row:row + k] = np.bincount(bins.ravel(), minlength=k * width).reshape(k, width)
-            if end % per_piece == 0 or end == self.resamples:
-                yield piece
-
-    def totals(self, columns: np.ndarray) -> np.ndarray:
-        """Per-cluster sums (clusters x statistics) -> their totals in each resample
-        (resamples x statistics). Clusters whose rows are equal add the same whichever of them
-        is drawn, so the draws are counted per distinct row: at most types x 2^systems of them
-        when clusters hold a question each, however many clusters there are. Every column here
-        holds whole numbers (questions, correct answers), and float32 adds whole numbers exactly
-        below 2^24; a resample's total is at most clusters x the largest cluster value, and when
-        that bound is not below 2^24 the sums are taken in float64 instead."""
-        distinct, groups = np.unique(columns, axis=0, return_inverse=True)
-        groups = groups.reshape(-1)
-        if len(columns) and np.abs(columns).max() * len(self.clusters) >= 2 ** 24:
-            return np.vstack([block.astype(np.float64) @ distinct for block in self.counts(groups)])
-        distinct = distinct.astype(np.float32)
-        return np.vstack([block @ distinct for block in self.counts(groups)]).astype(np.float64)
-
-    def column(self, per_cluster: dict) -> np.ndarray:
-        """A {cluster: value} mapping as a column over this bootstrap's clusters (0 elsewhere)."""
-        col = np.zeros(len(self.clusters))
-        for c, v in per_cluster.items():
-            col[self.index[c]] = v
-        return col
-
-
-def interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    """The 95% percentile interval of a statistic's resampled values (NaN = undefined in that
-    resample, dropped); None when more than 5% are undefined."""
-    ok = np.sort(values[~np.isnan(values)])
-    if len(ok) < 0.95 * len(values) or not len(ok):
-        return None, None
-    return percentile(ok, 0.025), percentile(ok, 0.975)
-
-
-def paired_summary(difference: float, resampled: np.ndarray, clusters: int) -> dict:
-    """One paired difference as every comparison reports it, accuracy and retrieval alike: the
-    point, the 95% interval of its resampled values and their standard error. No interval from
-    a single cluster (resampling one cluster always draws it, and a zero width would read as
-    certainty); and where the interval is withheld (interval()), no standard error either, so
-    that no minimum detectable difference is scaled from resamples too sparse for an interval."""
-    out = {"difference": difference, "ci_low": None, "ci_high": None, "standard_error": None}
-    if clusters > 1:
-        out["ci_low"], out["ci_high"] = interval(resampled)
-        if out["ci_low"] is not None:
-            out["standard_error"] = float(np.nanstd(resampled))
-    return out
-
-
-def separated(d: dict) -> bool | None:
-    """Whether a paired difference's interval excludes 0; None without an interval."""
-    return None if d["ci_low"] is None else not d["ci_low"] <= 0 <= d["ci_high"]
-
 
 def selections(row: dict) -> tuple[str, str]:
     """The two selections of questions a row counts in: answerable or unanswerable, and its type."""
@@ -746,42 +627,6 @@ def difference_noise_floor(a: dict, b: dict) -> float | None:
     unmeasured, so it adds nothing); None when neither was."""
     errors = [e for e in (repeat_standard_error(a), repeat_standard_error(b)) if e is not None]
     return Z95 * math.sqrt(sum(e * e for e in errors)) if errors else None
-
-
-def minimum_detectable(difference: dict | None) -> float | None:
-    """The smallest true paired difference this comparison detects with 80% power at 95%
-    confidence: (z_0.975 + z_0.80) x the bootstrap standard error of the paired difference.
-    None where that error is unknown (fewer than two clusters) or 0 (the difference is the same
-    in every resample, as when two systems agree on every question): there is no spread to
-    scale, and 0 would claim that any difference is detected."""
-    if difference is None or not difference["standard_error"]:
-        return None
-    return (Z95 + Z80) * difference["standard_error"]
-
-
-# Why a minimum detectable difference is n/a when the standard error behind it is 0.
-NO_SPREAD = ("the paired difference is the same in every bootstrap resample (standard error 0), as when the systems "
-             "agree on every question: no spread to scale")
-
-
-# Why a paired difference of several clusters has no interval, no standard error and no minimum
-# detectable difference: interval() withholds an interval when over 5% of the resamples leave
-# the statistic undefined (they drew no question of its selection).
-WITHHELD = ("more than 5% of the bootstrap resamples draw no question it is measured on: no interval, so no "
-            "standard error and no minimum detectable difference")
-
-
-MDD_FORMULA = (f"({Z95:.3f} + {Z80:.3f}) x the bootstrap standard error of the paired difference to the baseline on "
-               "answerable questions: the smallest true difference detected with 80% power at 95% confidence; the "
-               "largest over the systems compared")
-
-
-# How the noise floor is computed, written beside it in scores.json as the minimum detectable
-# difference's method and formula are (two quantities a reader must not confuse).
-NOISE_FLOOR_METHOD = "paired_bootstrap_interval"
-NOISE_FLOOR_FORMULA = ("repeat 1 minus repeat 0 of the same system on answerable questions, question by question, with "
-                       "its 95% cluster-bootstrap interval: the run-to-run variation, 0 when the repeats are graded "
-                       "alike")
 
 
 class Scoring:
@@ -1018,42 +863,8 @@ def retrieval_differences(records: list[dict], baseline: str, resamples: int = R
 
 
 # ---------------------------------------------------------------------------------------------
-# The grader's calibration: error rates with Wilson intervals, agreement, a one-sided test
+# The grader's calibration: error rates with Wilson intervals, agreement
 # ---------------------------------------------------------------------------------------------
-
-def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
-    """One-sided Fisher exact test: the probability, with a+b events spread at random over
-    n1+n2 trials, that the first group gets a or more of them (its rate is higher by chance)."""
-    total, events = n1 + n2, a + b
-    return sum(math.comb(events, x) * math.comb(total - events, n1 - x)
-               for x in range(a, min(events, n1) + 1)) / math.comb(total, n1)
-
-
-def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
-    """Cohen's kappa of two raters, one (first, second) label pair per item; None when it is
-    undefined: no items, or both raters gave everything the same one label."""
-    n = len(pairs)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in pairs)
-    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    chance = sum(first[c] * second[c] for c in first)  # expected agreements times n, in integers
-    if chance == n * n:
-        return None
-    return (observed / n - chance / (n * n)) / (1 - chance / (n * n))
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> list[float] | None:
-    """The Wilson score interval of a rate of k in n (95% by default), as [low, high]; None for
-    n = 0. It stays inside [0, 1] and is not empty at k = 0, where a normal interval is."""
-    if n == 0:
-        return None
-    p, z2 = k / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    # At k = 0 and k = n the bounds are 0 and 1 exactly; rounding would leave 1e-18 there.
-    return [0.0 if k == 0 else max(0.0, centre - half), 1.0 if k == n else min(1.0, centre + half)]
-
 
 def _rates(pairs: list[tuple[str, str]]) -> dict:
     wrong = [verdict for label, verdict in pairs if label == "incorrect"]
@@ -1084,200 +895,3 @@ def calibration_rates(items: list[dict], verdicts: list[str]) -> dict:
     return {"overall": _rates(pairs),
             "by_kind": {k: _rates([p for item, p in zip(items, pairs) if item["kind"] == k]) for k in kinds},
             "kappa": cohen_kappa(pairs)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Numbers and words for people: score.py's stdout and the report write every number with these
-# ---------------------------------------------------------------------------------------------
-
-def row_order(systems: list[dict], baseline: str) -> list[dict]:
-    """Per budget: the controls (none, oracle, full_context), then the baseline, then the other
-    systems by name."""
-    def key(s: dict) -> tuple:
-        control = s["backend"] in CONTROL_NAMES
-        return (s["budget"], 0 if control else 1,
-                CONTROL_NAMES.index(s["backend"]) if control else (0 if s["backend"] == baseline else 1), s["label"])
-    return sorted(systems, key=key)
-
-
-def rate(x: float | None, signed: bool = False) -> str:
-    """A rate, share or latency for reading: 3 significant digits in fixed notation (0.400,
-    0.0333, 1.00, 12.3, 1234, never 1.2e+03); n/a for not measured, never 0."""
-    if x is None:
-        return "n/a"
-    if x == 0:
-        return "0.00"
-    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
-    text = f"{x:.{decimals}f}"
-    if float(text) != 0 and len(text.lstrip("-").replace(".", "").lstrip("0")) > 3 and decimals:
-        text = f"{x:.{decimals - 1}f}"  # 0.9996 rounds up to 1.000: one decimal fewer keeps 3 digits
-    return ("+" if signed and x > 0 else "") + text
-
-
-def error_rate_text(k: int, n: int, x: float | None, ci: list | None) -> str:
-    """A grader's error count with its rate and 95% Wilson interval: 3 of 120 (0.0250,
-    0.00855–0.0710); – when there was nothing to count (no known-wrong, or known-right, answer)."""
-    if not n:
-        return "–"
-    return f"{k} of {n} ({rate(x)}" + (f", {rate(ci[0])}–{rate(ci[1])}" if ci else "") + ")"
-
-
-def calibration_text(cal: dict) -> str:
-    """A grader's error rates on its labelled sets in one sentence, the held-out set (never tuned
-    on: the rates to quote) beside the tuning set (the rules were tuned on it, so its rates are
-    in-sample), each with its 95% Wilson intervals and kappa: score.py's stdout and the report's
-    first screen."""
-    def rates(c: dict) -> str:
-        o = c["overall"]
-        accepts = error_rate_text(o["false_accepts"], o["known_wrong"], o["false_accept_rate"], o["false_accept_ci95"])
-        rejects = error_rate_text(o["false_rejects"], o["known_right"], o["false_reject_rate"], o["false_reject_ci95"])
-        return f"false accepts {accepts}, false rejects {rejects}, kappa {rate(c['kappa'])}"
-    held = cal["heldout"]
-    first = (f"held-out set {held['calibration_set']} (never tuned on: the rates to quote): {rates(held)}; " if held
-             else "no held-out set was graded (judge.py --calibrate ... --heldout), so every rate here is in-sample; ")
-    return first + f"tuning set {cal['calibration_set']} (the rules were tuned on it): {rates(cal)}"
-
-
-def whole(x: float | None) -> str:
-    """Token counts: whole numbers (half up, as people round) with thousands separators."""
-    return "n/a" if x is None else f"{math.floor(x + 0.5):,}"
-
-
-def interval_text(d: dict | None) -> str:
-    """A paired difference with its 95% interval: +0.050 [+0.000, +0.125]."""
-    if d is None or d["difference"] is None:
-        return "n/a"
-    if d["ci_low"] is None:
-        return f"{rate(d['difference'], True)} (no interval)"
-    return f"{rate(d['difference'], True)} [{rate(d['ci_low'], True)}, {rate(d['ci_high'], True)}]"
-
-
-def type_difference_text(d: dict | None, accuracies: list) -> str:
-    """A paired difference on one question type (interval_text); where both systems got every
-    question of the type wrong (accuracies: theirs on the type) it says so, as 0.00 [0.00, 0.00]
-    alone reads as a tie between two systems that each got some right."""
-    text = interval_text(d)
-    if d is not None and d["difference"] is not None and accuracies and all(a == 0 for a in accuracies):
-        text += " (both got every question wrong)"
-    return text
-
-
-def estimate_text(value: float | None, ci: list | None) -> str:
-    """A system's figure with its 95% interval: 0.400 [0.250, 0.550]; without one, the figure."""
-    if value is None:
-        return "n/a"
-    return rate(value) if ci is None else f"{rate(value)} [{rate(ci[0])}, {rate(ci[1])}]"
-
-
-def reading(d: dict) -> str:
-    """What a difference to the baseline says, in words: what its interval says (better, worse,
-    not separated, or why there is no interval), with the noise floor as a note beside it,
-    never in its place."""
-    if d["difference"] is None:
-        return "not comparable"
-    if d["separated"] is None:
-        words = "no interval (one cluster)" if d["clusters"] < 2 else "no interval (too few resamples define it)"
-    else:
-        words = ("better" if d["difference"] > 0 else "worse") if d["separated"] else "not separated"
-    return words + ("; within the noise floor" if d["within_noise_floor"] else "")
-
-
-def separated_text(d: dict | None) -> str:
-    """Whether a paired interval separates a system from the baseline, in the words of the
-    report's first table: separated, not separated, no interval (one cluster), or n/a."""
-    if d is None or d["difference"] is None:
-        return "n/a"
-    if d["separated"] is None:
-        return "no interval"
-    return "separated" if d["separated"] else "not separated"
-
-
-def coverage_reasons(coverage: dict, partial: str = "--allow-partial") -> list[str]:
-    """Why runs cover less than the dataset, from a comparison's coverage: the --limit and
-    --shard they recorded, and `partial` for what --allow-partial left out."""
-    return ([f"--limit {', '.join(map(str, coverage['limit']))}"] if coverage["limit"] else []) + \
-        ([f"--shard {', '.join(coverage['shards'])}"] if coverage["shards"] else []) + \
-        ([partial] if coverage["partial"] else [])
-
-
-def mdd_text(m: dict) -> str:
-    """The minimum detectable difference of a budget, with how it was computed, or why it is n/a."""
-    return f"n/a ({m['note']})" if m["value"] is None else f"{rate(m['value'])}, {m['formula']}"
-
-
-def noise_floor_legend(systems: list[dict]) -> str:
-    """How the noise floor of these system rows was computed, from the rows themselves."""
-    return "; ".join(f"{formula} ({method})" for method, formula in
-                     sorted({(s["noise_floor_method"], s["noise_floor_formula"]) for s in systems}))
-
-
-def noise_floor_text(s: dict) -> str:
-    """A system's noise floor (its repeat 1 minus repeat 0, with the interval), or why none."""
-    return interval_text(s["noise_floor"]) if s["noise_floor"] else f"n/a ({s['noise_floor_note']})"
-
-
-def control_lines(scores: dict) -> list[str]:
-    """Without check.py's verdicts: what the controls scored, per type on the questions check.py
-    holds each to its limit with, and where the systems fall between them, in numbers only
-    (names in `backticks`); whether that is within their limits is check.py's verdict, per
-    question type against config.yaml's thresholds."""
-    lines = []
-    # `none` is limited on each type's answerable questions (declining needs no memory); `oracle`
-    # on all of a type's questions (given exactly the evidence, it must also decline).
-    controls = (("none", "no memory at all", "none_max", "answerable_accuracy", "answerable_n", ""),
-                ("oracle", "exactly the gold evidence", "oracle_min", "accuracy", "n",
-                 " (all of each type's questions)"))
-    for budget in scores["budgets"]:
-        systems = [s for s in scores["systems"] if s["budget"] == budget]
-        at = f" (budget {budget:,})" if len(scores["budgets"]) > 1 else ""
-        by = {s["backend"]: s for s in systems}
-        for name, what, key, figure, count, over in controls:
-            c = by.get(name)  # a control may be absent from the comparison
-            if c is None or c["accuracy"] is None:
-                continue
-            types = ", ".join(f"{t} {rate(v[figure])} (n={v[count]})" for t, v in c["by_type"].items()
-                              if v[figure] is not None and v[count])
-            lines.append(f"The `{name}` control ({what}) answers {rate(c['accuracy'])} of answerable questions{at}; "
-                         f"per type{over}: {types or 'none graded'}. Whether that is within its limits is check.py's "
-                         f"verdict (config.yaml checks.{key}, per type): run check.py and pass --checks.")
-        none, oracle = by.get("none"), by.get("oracle")
-        for s in systems:
-            if s["backend"] in CONTROL_NAMES or s["accuracy"] is None:
-                continue
-            if none and none["accuracy"] is not None and s["accuracy"] < none["accuracy"]:
-                lines.append(f"`{s['label']}` answers fewer answerable questions ({rate(s['accuracy'])}) than the "
-                             f"`none` control ({rate(none['accuracy'])}){at}: its context misleads the answer model.")
-            if oracle and oracle["accuracy"] is not None and s["accuracy"] > oracle["accuracy"]:
-                lines.append(f"`{s['label']}` scores above the oracle ({rate(s['accuracy'])} against "
-                             f"{rate(oracle['accuracy'])}){at}: audit the evidence labels of the questions it gets "
-                             f"right and the oracle does not.")
-    return lines
-
-
-def disclosures(systems: list[dict]) -> list[str]:
-    """Every deviation of a system from the contract that a reader must know (a result without them
-    reads as fair when it was not), one line each, names in `backticks`: hits without provenance, an
-    unverified flush, a model of its own, time-aware search, an extra wait, failed questions."""
-    lines, seen = [], set()
-    for s in systems:
-        name = s["backend"]
-        if name not in seen and name not in CONTROL_NAMES and s["hits_without_provenance"]:
-            lines.append(f"`{name}` returned hits without provenance (source ids) on {s['hits_without_provenance']} of "
-                         f"{s['searched']} questions, so its retrieval recall, staleness and write precision are n/a "
-                         f"there; keyword recall needs no provenance.")
-        if name not in seen and s["flush_note"]:
-            lines.append(f"`{name}` does not verify that what it stored is searchable: {s['flush_note']} (an "
-                         f"unverified assumption).")
-        if name not in seen and s["internal_model"]:
-            lines.append(f"`{name}` calls a model of its own during ingestion or search: `{s['internal_model']}`.")
-        if name not in seen and s["time_aware"]:
-            lines.append(f"`{name}` searched with each question's date as \"now\" (time-aware search), which the "
-                         f"other systems did not.")
-        if name not in seen and s["extra_wait_s"]:
-            lines.append(f"`{name}` waited {s['extra_wait_s']:g} s more after flush than the others (run.py "
-                         f"--extra-wait-s).")
-        if s["errors"]:
-            lines.append(f"`{s['label']}`: {s['errors']} of {s['records']} question records failed (run or judge "
-                         f"errors) and count as incorrect; the first: `{s['first_error']}`")
-        seen.add(name)
-    return lines

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from cli import InputError
 from fileio import read_json, sha256_text, write_atomic, write_json_atomic
 from formats import check_format
-from metrics import estimate_text, rate
+from wording import estimate_text, rate
 
 INDEX_FORMAT = "index/1"
 INDEX_JSON, INDEX_HTML = "index.json", "index.html"

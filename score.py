@@ -32,9 +32,10 @@ from fileio import read_json, sha256_file, write_json_atomic
 from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
                      load_comparison, read_audit_json, read_calibration_json, refuse_stale_checks_verdicts,
                      served_model_counts)
-from metrics import (RESAMPLES, SEED, Scoring, calibration_text, control_lines, coverage_reasons, disclosures,
-                     interval_text, mdd_text, noise_floor_legend, noise_floor_text, pair_verdicts, rate, reading,
-                     retrieval_differences, separated_text, whole)
+from metrics import Scoring, pair_verdicts, retrieval_differences
+from stats import RESAMPLES, SEED
+from wording import (calibration_text, control_lines, coverage_reasons, disclosures, interval_text, mdd_text,
+                     noise_floor_legend, noise_floor_text, rate, reading, separated_text, whole)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ def coverage_banner(scores: dict) -> list[str]:
 
 def control_findings(scores: dict) -> list[str]:
     """What the controls say: check.py's verdicts on them with --checks; without, their numbers
-    (metrics.control_lines) and no verdict of this script's own."""
+    (wording.control_lines) and no verdict of this script's own."""
     checks = scores["checks"]
     if checks is None:
         return control_lines(scores)

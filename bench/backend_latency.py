@@ -41,7 +41,7 @@ from cli import InputError, run_cli  # noqa: E402
 from config import load_config  # noqa: E402
 from contract import MemoryItem  # noqa: E402
 from machine import describe  # noqa: E402
-from metrics import percentile  # noqa: E402
+from stats import percentile  # noqa: E402
 
 SUBJECTS = ["billing", "search", "auth", "payments", "ingest", "reporting", "the scheduler", "the cache",
             "the gateway", "notifications", "the data lake", "exports", "onboarding", "the CI runner"]

@@ -286,10 +286,10 @@ def embed_rate(a: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 
 def search_percentiles(r: dict) -> dict:
-    """A pass's search p50 and p95, wall and CPU, by score.py's percentile (metrics.percentile).
-    Taken here, not in the pass's process: metrics imports numpy, which would join that process's
+    """A pass's search p50 and p95, wall and CPU, by score.py's percentile (stats.percentile).
+    Taken here, not in the pass's process: stats imports numpy, which would join that process's
     peak memory."""
-    from metrics import percentile
+    from stats import percentile
     wall, cpu = sorted(r["search_ms"]), sorted(r["search_cpu_ms"])
     return {"searches": len(wall), "search_p50_ms": percentile(wall, 0.5), "search_p95_ms": percentile(wall, 0.95),
             "search_cpu_p50_ms": percentile(cpu, 0.5), "search_cpu_p95_ms": percentile(cpu, 0.95)}

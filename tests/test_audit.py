@@ -151,7 +151,7 @@ def test_join_reports_hand_computed_agreement_and_kappa(tmp_path, capsys):
     assert report["flagged"] == []  # 2 disagreements: below the minimum of 3
     out = capsys.readouterr().out
     assert "judge-human agreement on 12 of 12 sampled answers: 0.833 (kappa 0.667)" in out
-    # metrics.rate, as every other figure: 3 significant digits.
+    # wording.rate, as every other figure: 3 significant digits.
     assert "  system alpha: 2/4 agree (0.500), kappa 0.00" in out
     assert "  system beta: 4/4 agree (1.00), kappa 1.00" in out
 

@@ -12,12 +12,13 @@ import pytest
 
 import judge
 from cli import run_cli
-from conftest import ROOT, write_config
 from grading import load_calibration
-from labelled import rules_verdicts
-from metrics import calibration_rates, wilson_interval
-from metrics import error_rate_text, rate
+from metrics import calibration_rates
 from rules import RULES_SHA256, deterministic
+from stats import wilson_interval
+from wording import error_rate_text, rate
+from conftest import ROOT, write_config
+from labelled import rules_verdicts
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
@@ -54,7 +55,7 @@ def test_rules_only_calibration_reports_the_rules_rates_and_the_grader(tmp_path,
     assert len(report["false_reject_ids"]) == expected["overall"]["false_rejects"]
     out = capsys.readouterr().out
     o = expected["overall"]
-    # Written as score.py and the report write the same rates: metrics.py's formatters.
+    # Written as score.py and the report write the same rates: wording.py's formatters.
     accepts = error_rate_text(o["false_accepts"], o["known_wrong"], o["false_accept_rate"], o["false_accept_ci95"])
     rejects = error_rate_text(o["false_rejects"], o["known_right"], o["false_reject_rate"], o["false_reject_ci95"])
     assert f"false accepts {accepts}, false rejects {rejects}, kappa {rate(expected['kappa'])};" in out

@@ -17,8 +17,9 @@ sys.path.insert(0, os.path.join(ROOT, "data"))
 from cli import InputError  # noqa: E402
 from fileio import read_jsonl  # noqa: E402
 from grading import DATE_WRONG_KINDS, RIGHT_KINDS, WRONG_KINDS, decide, load_calibration  # noqa: E402
+from metrics import calibration_rates  # noqa: E402
+from stats import cohen_kappa, wilson_interval  # noqa: E402
 from labelled import rules_verdicts  # noqa: E402
-from metrics import calibration_rates, cohen_kappa, wilson_interval  # noqa: E402
 
 CALIBRATION = os.path.join(ROOT, "data", "calibration.jsonl")
 TUNING2 = os.path.join(ROOT, "data", "tuning2.jsonl")

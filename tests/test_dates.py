@@ -11,11 +11,12 @@ import re
 import pytest
 
 from cli import InputError
-from conftest import ROOT
 from grading import decide, load_calibration
-from metrics import calibration_rates, wilson_interval
+from metrics import calibration_rates
 from normalization import name_days
 from rules import RULES_SHA256, deterministic
+from stats import wilson_interval
+from conftest import ROOT
 
 DATES = os.path.join(ROOT, "data", "dates.jsonl")
 # The second date set, written after the rule and measured once at rules 1d21ceb953f2, never

@@ -14,9 +14,10 @@ import pytest
 from conftest import ROOT
 from fileio import read_jsonl
 from grading import RIGHT_KINDS, WRONG_KINDS, load_calibration
-from labelled import rule_errors, rules_verdicts
-from metrics import calibration_rates, wilson_interval
+from metrics import calibration_rates
 from rules import RULES_SHA256
+from stats import wilson_interval
+from labelled import rule_errors, rules_verdicts
 
 HELDOUT = os.path.join(ROOT, "data", "heldout.jsonl")
 TUNING = (os.path.join(ROOT, "data", "calibration.jsonl"), os.path.join(ROOT, "data", "tuning2.jsonl"),

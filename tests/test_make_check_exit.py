@@ -74,7 +74,7 @@ def test_check_py_states_its_exit_codes_in_its_help_and_docs():
     assert "4 a check FAILed" in check.__doc__ and "1 an unexpected\nerror in check.py" in check.__doc__
     text = open(os.path.join(ROOT, "docs", "checks.md"), encoding="utf-8").read()
     assert "**4** a check FAILed" in text and "**1** an unexpected error in check.py" in text
-    for doc in ("README.md", os.path.join("docs", "checks.md"), "Makefile", "report.py"):
+    for doc in ("README.md", os.path.join("docs", "checks.md"), "Makefile", "report_provenance.py"):
         body = open(os.path.join(ROOT, doc), encoding="utf-8").read()
         assert "-eq 4 ]" in body and "-eq 1 ]" not in body, doc
 

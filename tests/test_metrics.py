@@ -10,6 +10,8 @@ import pytest
 
 import metrics
 import score
+import stats
+import wording
 from cli import run_cli
 from formats import CALIBRATION_FORMAT
 from records import RULES_ONLY, run_record, verdict_for, write_comparison
@@ -239,10 +241,10 @@ def test_accuracy_interval_by_hand(tmp_path):
     a = [rec("A", q, c, "yes" if c == "X" else "no") for q, c in (("x1", "X"), ("x2", "X"), ("y1", "Y"), ("y2", "Y"))]
     _, s = scored(tmp_path, {"A": a}, "A", extra=("--resamples", "4000"))
     assert s["A"]["accuracy"] == 0.5 and s["A"]["accuracy_ci"] == [0.0, 1.0]
-    assert metrics.estimate_text(s["A"]["accuracy"], s["A"]["accuracy_ci"]) == "0.500 [0.00, 1.00]"
+    assert wording.estimate_text(s["A"]["accuracy"], s["A"]["accuracy_ci"]) == "0.500 [0.00, 1.00]"
     # One cluster: no interval (resampling it always draws it).
     _, s = scored(tmp_path, {"A": [{**r, "cluster": "X", "case_id": "X"} for r in a]}, "A")
-    assert s["A"]["accuracy_ci"] is None and metrics.estimate_text(0.5, None) == "0.500"
+    assert s["A"]["accuracy_ci"] is None and wording.estimate_text(0.5, None) == "0.500"
 
 
 def test_gap_closed_is_null_without_the_controls_or_when_the_oracle_does_not_beat_none(tmp_path):
@@ -283,9 +285,9 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
     assert "80% power at 95% confidence" in mdd["formula"]
     # The z values are the normal quantiles to full precision, and the formula's text spells the
     # ones the value was computed with.
-    assert (metrics.Z95, metrics.Z80) == (statistics.NormalDist().inv_cdf(0.975), statistics.NormalDist().inv_cdf(0.8))
-    assert metrics.Z95 == pytest.approx(1.959963984540054, abs=1e-15)
-    assert mdd["formula"].startswith(f"({metrics.Z95:.3f} + {metrics.Z80:.3f}) x ")
+    assert (stats.Z95, stats.Z80) == (statistics.NormalDist().inv_cdf(0.975), statistics.NormalDist().inv_cdf(0.8))
+    assert stats.Z95 == pytest.approx(1.959963984540054, abs=1e-15)
+    assert mdd["formula"].startswith(f"({stats.Z95:.3f} + {stats.Z80:.3f}) x ")
     assert mdd["formula"].startswith("(1.960 + 0.842) x ")
     # One cluster: no interval, no standard error, nothing detectable to say.
     one = {"A": [rec("A", "q1", "c1", "yes"), rec("A", "q2", "c1", "no")],
@@ -298,7 +300,7 @@ def test_minimum_detectable_difference_by_hand(tmp_path):
     s, _ = scored(tmp_path, {"A": four_clusters("A", {"q1"}), "B": b}, "B")
     assert s["differences"][0]["standard_error"] == 0 and s["differences"][0]["minimum_detectable_difference"] is None
     assert s["minimum_detectable_difference"]["1200"] == {"value": None, "method": "paired_bootstrap_se",
-                                                          "formula": metrics.MDD_FORMULA, "note": metrics.NO_SPREAD}
+                                                          "formula": wording.MDD_FORMULA, "note": wording.NO_SPREAD}
 
 
 def test_a_withheld_interval_has_no_minimum_detectable_difference(tmp_path, capsys):
@@ -313,12 +315,12 @@ def test_a_withheld_interval_has_no_minimum_detectable_difference(tmp_path, caps
     d = s["differences"][0]
     assert (d["difference"], d["clusters"]) == (0.5, 2)
     assert (d["ci_low"], d["ci_high"], d["standard_error"], d["minimum_detectable_difference"]) == (None,) * 4
-    assert d["separated"] is None and metrics.reading(d) == "no interval (too few resamples define it)"
+    assert d["separated"] is None and wording.reading(d) == "no interval (too few resamples define it)"
     assert s["minimum_detectable_difference"]["1200"]["value"] is None
-    assert s["minimum_detectable_difference"]["1200"]["note"] == metrics.WITHHELD
+    assert s["minimum_detectable_difference"]["1200"]["note"] == wording.WITHHELD
     assert "minimum detectable difference at budget 1200: n/a (more than 5%" in capsys.readouterr().out
     # The one summary serves retrieval too: no interval, no standard error, no MDD, and why.
-    summary = metrics.paired_summary(0.5, np.array([np.nan] * 90 + [0.5] * 10), clusters=2)
+    summary = stats.paired_summary(0.5, np.array([np.nan] * 90 + [0.5] * 10), clusters=2)
     assert summary == {"difference": 0.5, "ci_low": None, "ci_high": None, "standard_error": None}
 
 
@@ -339,7 +341,7 @@ def test_with_two_identical_repeats_the_noise_floor_is_0_and_the_minimum_detecta
     out = capsys.readouterr().out
     assert "B (baseline): 2 repeats: accuracy 0.500, 0.500" in out and "noise floor (repeat 1 vs 0) 0.00 [0.00, 0.00]" in out
     assert f"noise floor: {by['B']['noise_floor_formula']} (paired_bootstrap_interval)" in out
-    assert f"minimum detectable difference at budget 1200: {metrics.rate(mdd['value'])}, (1.960 + 0.842) x" in out
+    assert f"minimum detectable difference at budget 1200: {wording.rate(mdd['value'])}, (1.960 + 0.842) x" in out
 
 
 def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
@@ -360,7 +362,7 @@ def test_repeats_give_the_spread_and_the_noise_floor(tmp_path):
     # 0.625 - 0.25 is outside it.
     d = s["differences"][0]
     assert metrics.repeat_standard_error(by["A"]) == pytest.approx(0.125)
-    assert d["noise_floor"] == pytest.approx(metrics.Z95 * 0.125) and d["difference"] == 0.375
+    assert d["noise_floor"] == pytest.approx(stats.Z95 * 0.125) and d["difference"] == 0.375
     assert d["within_noise_floor"] is False
 
 
@@ -389,15 +391,15 @@ def test_the_noise_floor_is_a_note_beside_the_interval_on_the_means_own_spread(t
     assert by["B"]["noise_floor"] == {"difference": 0.25, "ci_low": 0.25, "ci_high": 0.25, "standard_error": 0.0,
                                       "questions": 16, "clusters": 4}
     diffs = {d["system"]: d for d in s["differences"]}
-    floor = metrics.Z95 * 0.125
+    floor = stats.Z95 * 0.125
     assert (diffs["C"]["difference"], diffs["C"]["within_noise_floor"]) == (0.375, False)
     assert (diffs["D"]["difference"], diffs["D"]["within_noise_floor"]) == (0.125, True)
     assert diffs["C"]["noise_floor"] == diffs["D"]["noise_floor"] == pytest.approx(floor)
-    assert diffs["C"]["separated"] is True and metrics.reading(diffs["C"]) == "better"
+    assert diffs["C"]["separated"] is True and wording.reading(diffs["C"]) == "better"
     # D is +0.125 in every cluster, so its interval separates it from B: "better" stands, and the
     # noise floor is a note beside it, never in its place.
     assert diffs["D"]["separated"] is True
-    assert metrics.reading(diffs["D"]) == "better; within the noise floor"
+    assert wording.reading(diffs["D"]) == "better; within the noise floor"
 
 
 def test_a_single_repeat_has_no_noise_floor(tmp_path):
@@ -504,7 +506,7 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
     rng = np.random.default_rng(5)
     clusters = [f"c{i}" for i in range(37)]
     diff = {c: list(rng.integers(-1, 2, size=int(rng.integers(1, 6)))) for c in clusters}
-    boot = metrics.ClusterBootstrap(clusters, 2500, 11)
+    boot = stats.ClusterBootstrap(clusters, 2500, 11)
     sums, counts = boot.column({c: sum(d) for c, d in diff.items()}), boot.column({c: len(d) for c, d in diff.items()})
     fast = boot.totals(np.column_stack([sums, counts]))
     plain = []
@@ -524,14 +526,14 @@ def test_vectorised_bootstrap_equals_the_plain_loop_over_the_same_resamples():
 def test_bootstrap_resamples_do_not_depend_on_how_many_draws_are_made_or_used_at_once(monkeypatch, clusters):
     # A resample depends on the seed and its position only: counting the draws a chunk at a time,
     # and using the counts a piece at a time, gives the resamples of one draw per block.
-    boot = metrics.ClusterBootstrap([f"c{i}" for i in range(clusters)], 2100, 3)
-    monkeypatch.setattr(metrics, "BOOTSTRAP_CHUNK", 10 ** 9)
-    monkeypatch.setattr(metrics, "BOOTSTRAP_PIECE", 1)
+    boot = stats.ClusterBootstrap([f"c{i}" for i in range(clusters)], 2100, 3)
+    monkeypatch.setattr(stats, "BOOTSTRAP_CHUNK", 10 ** 9)
+    monkeypatch.setattr(stats, "BOOTSTRAP_PIECE", 1)
     whole = np.vstack(list(boot.counts()))
     for chunk in (1, clusters + 1, 5 * clusters - 1):
         for piece in (1, 2000 * clusters, 10 ** 9):
-            monkeypatch.setattr(metrics, "BOOTSTRAP_CHUNK", chunk)
-            monkeypatch.setattr(metrics, "BOOTSTRAP_PIECE", piece)
+            monkeypatch.setattr(stats, "BOOTSTRAP_CHUNK", chunk)
+            monkeypatch.setattr(stats, "BOOTSTRAP_PIECE", piece)
             assert np.array_equal(np.vstack(list(boot.counts())), whole)
     draws = np.random.default_rng([3, 2000]).integers(0, clusters, size=(100, clusters))
     assert np.array_equal(whole[2000:], [np.bincount(d, minlength=clusters) for d in draws])
@@ -539,7 +541,7 @@ def test_bootstrap_resamples_do_not_depend_on_how_many_draws_are_made_or_used_at
 
 def test_bootstrap_totals_past_float32_are_exact():
     # A resample's total can pass 2^24, where float32 stops adding whole numbers exactly.
-    boot = metrics.ClusterBootstrap(["a", "b", "c", "d"], 300, 2)
+    boot = stats.ClusterBootstrap(["a", "b", "c", "d"], 300, 2)
     columns = np.array([[2.0 ** 23, 1], [2.0 ** 23, 1], [3, 0], [2.0 ** 23 + 1, 1]])
     counts = np.vstack([block.astype(np.float64) for block in boot.counts()])
     assert np.array_equal(boot.totals(columns), counts @ columns)
@@ -623,8 +625,8 @@ def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tu
         return {"calibration_set": path, "kappa": kappa, "by_kind": {}, "judge_failures": 0,
                 "overall": {"n": wrong + right, "known_wrong": wrong, "known_right": right, "false_accepts": fa,
                             "false_rejects": fr, "false_accept_rate": fa / wrong, "false_reject_rate": fr / right,
-                            "false_accept_ci95": metrics.wilson_interval(fa, wrong),
-                            "false_reject_ci95": metrics.wilson_interval(fr, right)}}
+                            "false_accept_ci95": stats.wilson_interval(fa, wrong),
+                            "false_reject_ci95": stats.wilson_interval(fr, right)}}
     cal = {"format": CALIBRATION_FORMAT, "grader": RULES_ONLY, "grading": "rules only",
            **labelled("data/calibration.jsonl", 138, 123, 0, 28, 0.78),
            "heldout": labelled("data/heldout.jsonl", 216, 186, 0, 94, 0.45)}
@@ -639,7 +641,7 @@ def test_stdout_prints_the_graders_calibration_on_the_held_out_set_beside_the_tu
                     f"quote): false accepts 0 of 216 (0.00, 0.00–0.0175), false rejects 94 of 186 (0.505, "
                     f"0.434–0.576), kappa 0.450; tuning set data/calibration.jsonl (the rules were tuned on it): false "
                     f"accepts 0 of 138 (0.00, 0.00–0.0271), false rejects 28 of 123 (0.228, 0.162–0.309), kappa 0.780")
-    assert line.endswith(metrics.calibration_text(cal))
+    assert line.endswith(wording.calibration_text(cal))
 
 
 def test_with_only_the_controls_beside_the_baseline_the_minimum_detectable_difference_is_over_them(tmp_path):

@@ -14,10 +14,11 @@ import pytest
 import check
 import report
 import score
+import wording
 from cli import run_cli
 from fileio import sha256_file
 from formats import AUDIT_KEY_FORMAT, MANIFEST_FORMAT
-from metrics import calibration_text
+from wording import calibration_text
 from records import read_records, run_record, write_comparison, write_jsonl
 from report_pipeline import make_report, pipeline
 
@@ -89,13 +90,13 @@ def table_text(md: str) -> str:
                                          (0.0905, "0.0905"), (0.03333, "0.0333"), (0.99964, "1.00"),
                                          (12.345, "12.3"), (1234.5, "1234"), (0.0006, "0.000600")])
 def test_rates_have_three_significant_digits(value, text):
-    assert report.rate(value) == text
+    assert wording.rate(value) == text
 
 
 @pytest.mark.parametrize("value, text", [(112.5, "113"), (105.4999, "105"), (0.0, "0"), (12345.6, "12,346"),
                                          (None, "n/a")])
 def test_tokens_are_whole(value, text):
-    assert report.whole(value) == text
+    assert wording.whole(value) == text
 
 
 def test_a_null_metric_is_na_with_its_reason_as_a_footnote(real):
@@ -389,8 +390,8 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path, capsys):
     assert [r[:3] for r in rows[1:]] == [["tuning (`data/calibration.jsonl`)", "yes", str(tuning["n"])],
                                          ["held out (`data/heldout.jsonl`)", "no", str(held["n"])]]
     lo, hi = held["false_reject_ci95"]
-    assert rows[2][4] == (f"{held['false_rejects']} of {held['known_right']} ({report.rate(held['false_reject_rate'])}, "
-                          f"{report.rate(lo)}–{report.rate(hi)})")
+    assert rows[2][4] == (f"{held['false_rejects']} of {held['known_right']} ({wording.rate(held['false_reject_rate'])}, "
+                          f"{wording.rate(lo)}–{wording.rate(hi)})")
     assert "The rules were tuned on the tuning set" in md and "No judge calibration yet" not in md
     # The first screen quotes the held-out rates beside the tuning set's, naming the set the rules
     # were tuned on, in the words score.py prints.
@@ -640,7 +641,7 @@ def test_score_check_and_the_report_show_one_figure_for_a_control_that_differs_b
     assert rows["**keyword** (baseline)"]["noise floor"] == "0.00 [0.00, 0.00]"
     scores = json.load(open(paths["scores"]))
     mdd = scores["minimum_detectable_difference"]["1200"]
-    assert mdd["value"] > 0 and f"Minimum detectable difference: {report.rate(mdd['value'])}, (1.960 + 0.842) x " \
+    assert mdd["value"] > 0 and f"Minimum detectable difference: {wording.rate(mdd['value'])}, (1.960 + 0.842) x " \
                                  f"the bootstrap standard error" in md
     assert f"Noise floor: {scores['systems'][0]['noise_floor_formula']} (paired_bootstrap_interval)." in md
     html = open(paths["md"][:-3] + ".html", encoding="utf-8").read()

@@ -206,7 +206,7 @@ def checked(report, tmp_path_factory):
 def test_the_first_screen_shows_each_difference_with_its_interval_and_nothing_scrolls_sideways(browser, checked,
                                                                                                  tmp_path):
     import json
-    from metrics import interval_text
+    from wording import interval_text
     scores = json.load(open(checked["scores"]))
     page = laptop_page(browser, url_of(checked))
     table = page.locator("table.compact")
@@ -234,7 +234,7 @@ def test_the_first_screen_shows_each_difference_with_its_interval_and_nothing_sc
 
 def test_the_model_free_first_screen_compares_recall_without_sideways_scroll(browser, tmp_path):
     import json
-    from metrics import interval_text
+    from wording import interval_text
     with pytest.MonkeyPatch.context() as mp:
         paths = pipeline(tmp_path / "model-free", run_args=("--retrieval-only",), monkeypatch=mp)
     scores = json.load(open(paths["scores"]))

@@ -41,7 +41,7 @@ def test_accuracy_bars_near_zero_get_an_axis_that_shows_them():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import report
+    import report_plots
     seen = {}
     real = plt.subplots
 
@@ -56,7 +56,7 @@ def test_accuracy_bars_near_zero_get_an_axis_that_shows_them():
               "contract": {"retrieval_only": False}}
     plt.subplots = subplots
     try:
-        report.accuracy_plot(plt, scores, order)
+        report_plots.accuracy_plot(plt, scores, order)
     finally:
         plt.subplots = real
     assert seen["ax"].get_ylim()[1] == pytest.approx(0.11 * 1.25)

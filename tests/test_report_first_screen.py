@@ -12,11 +12,13 @@ import re
 import pytest
 import yaml
 
-import report
+import report_explorer
+import report_sections
 import score
+import wording
 from cli import run_cli
-from context import answer_prompt
 from fileio import sha256_file
+from context import answer_prompt
 from records import read_records, run_record, verdict_for, write_jsonl
 from report_pipeline import make_report, pipeline
 from test_report import DATA, blob, build, recs, table_after
@@ -37,18 +39,18 @@ def test_the_first_table_is_the_answer(real):
     by = {r[0]: r for r in rows[1:]}
     assert list(by) == ["none (control)", "oracle (control)", "full_context (control)", "**keyword** (baseline)", "hash"]
     hash_row = by["hash"]
-    assert hash_row[1] == report.estimate_text(s["hash"]["accuracy"], s["hash"]["accuracy_ci"])
-    assert hash_row[2] == f"[{report.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
-    assert hash_row[3] == report.separated_text(d) and hash_row[3] in ("separated", "not separated")
-    assert hash_row[4] == report.estimate_text(s["hash"]["gap_closed"], s["hash"]["gap_closed_ci"])
-    assert hash_row[5] == report.rate(s["hash"]["recall_all_in_context"])
-    assert hash_row[6] == f"{report.whole(s['hash']['mean_prompt_tokens'])} + " \
-                          f"{report.whole(s['hash']['mean_completion_tokens'])}"
+    assert hash_row[1] == wording.estimate_text(s["hash"]["accuracy"], s["hash"]["accuracy_ci"])
+    assert hash_row[2] == f"[{wording.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
+    assert hash_row[3] == wording.separated_text(d) and hash_row[3] in ("separated", "not separated")
+    assert hash_row[4] == wording.estimate_text(s["hash"]["gap_closed"], s["hash"]["gap_closed_ci"])
+    assert hash_row[5] == wording.rate(s["hash"]["recall_all_in_context"])
+    assert hash_row[6] == f"{wording.whole(s['hash']['mean_prompt_tokens'])} + " \
+                          f"{wording.whole(s['hash']['mean_completion_tokens'])}"
     assert by["**keyword** (baseline)"][2] == "baseline" and by["none (control)"][2] == "control"
     screen = first_screen(real["md_text"])
     r = next(x for x in scores["retrieval_differences"] if x["metric"] == "recall_all_in_context")
     assert (f"- **Recall in context vs baseline** ([details](#paired-comparison-in-retrieval)): hash "
-            f"{report.interval_text(r)} {report.separated_text(r)}.") in screen
+            f"{wording.interval_text(r)} {wording.separated_text(r)}.") in screen
     assert "**Controls**" in screen and "No deviation from the contract was recorded." in screen
 
 
@@ -61,8 +63,8 @@ def test_the_model_free_first_table_compares_recall(tmp_path, monkeypatch):
     assert rows[0] == ["system", "recall in ctx", "Δ recall in ctx vs baseline [95% CI]", "interval",
                        "recall_all@10", "NDCG@10", "R@10", "ctx tokens", "search p95 ms"]
     hash_row = next(r for r in rows if r[0] == "hash")
-    assert hash_row[2] == f"[{report.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
-    assert d["ci_low"] is not None and hash_row[3] == report.separated_text(d)
+    assert hash_row[2] == f"[{wording.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
+    assert d["ci_low"] is not None and hash_row[3] == wording.separated_text(d)
     paired = table_after(md, "Paired comparison in retrieval")
     assert [r[1] for r in paired[1:]] == ["recall@k", "recall in ctx", "recall_all@k", "NDCG@k"]
 
@@ -96,7 +98,7 @@ def test_each_deviation_is_one_line_and_the_rest_a_link_away(tmp_path):
     code, md, _ = build(tmp_path, failing)
     screen = [x for x in first_screen(md).splitlines() if x.startswith("- ")]
     deviations = [x for x in screen if x.startswith("- **Deviation** ([details](#the-fairness-contract)): ")]
-    assert len(deviations) == report.DEVIATION_LINES and all("question records failed" in x for x in deviations)
+    assert len(deviations) == report_sections.DEVIATION_LINES and all("question records failed" in x for x in deviations)
     assert screen[-1] == "- … and 2 more deviations: [all of them](#the-fairness-contract)"
 
 
@@ -165,7 +167,7 @@ def test_the_judges_reason_is_beside_decided_by_llm(tmp_path):
     assert answers[verdicts[0]["qid"]]["by"] == "llm"
     assert answers[verdicts[0]["qid"]]["why"] == "The answer names the right version."
     assert {a["why"] for qid, a in answers.items() if qid != verdicts[0]["qid"]} == {None}
-    assert 'p.append(" — the judge: "' in report.HTML_JS  # written after "decided by llm"
+    assert 'p.append(" — the judge: "' in report_explorer.HTML_JS  # written after "decided by llm"
 
 
 def test_each_answer_carries_the_prompt_it_was_sent(real):
@@ -182,7 +184,7 @@ def test_each_answer_carries_the_prompt_it_was_sent(real):
                                 for _, rank, n in entry["lines"])
             assert context == r["context_text"]
             fields = {"asked_at": q["asked"], "context": context, "question": q["q"]}
-            assert report.fill_parts(data["prompt"], fields) == answer_prompt(template, r["asked_at"],
+            assert report_explorer.fill_parts(data["prompt"], fields) == answer_prompt(template, r["asked_at"],
                                                                                r["context_text"], r["question"])
             checked += 1
     assert checked == 35 and data["prompt_note"] is None
@@ -193,7 +195,7 @@ def test_a_prompt_that_changed_since_the_runs_is_not_shown_as_theirs(real, tmp_p
     changed = tmp_path / "config.yaml"
     changed.write_text(yaml.safe_dump({**cfg, "answer_prompt": cfg["answer_prompt"] + "\nBe brief."}), encoding="utf-8")
     manifest = json.load(open(real["manifest"]))
-    parts, note = report.prompt_parts({**manifest, "config": str(changed)}, json.load(open(real["scores"]))["contract"])
+    parts, note = report_explorer.prompt_parts({**manifest, "config": str(changed)}, json.load(open(real["scores"]))["contract"])
     assert parts is None and "has changed since these runs" in note
 
 
@@ -216,7 +218,7 @@ def test_every_failure_count_links_to_its_rows(real):
 
 
 def test_the_view_of_a_link_is_the_state_the_page_reads():
-    href = report.questions_href(a="mem0 (internal extractor: m)", b="keyword", v="a_only", cause=None)
+    href = report_sections.questions_href(a="mem0 (internal extractor: m)", b="keyword", v="a_only", cause=None)
     assert href == "#questions?a=mem0+%28internal+extractor%3A+m%29&b=keyword&v=a_only"
 
 
@@ -226,8 +228,8 @@ def test_judge_reason_is_read_from_the_verdicts_not_the_scores():
     v = {**verdict_for(rec, "correct", by="llm"), "judge_reason": "Same value."}
     row = {"verdict": "correct", "correct": True, "by": "llm", "cause": None, "judge_error": None,
            "rules_only_verdict": "incorrect", "evidence_n": 1, "evidence_retrieved": 1, "evidence_in_context": 1}
-    texts = report.Texts()
-    entry = report.answer_entry(rec, row, v, texts)
+    texts = report_explorer.Texts()
+    entry = report_explorer.answer_entry(rec, row, v, texts)
     assert entry["why"] == "Same value." and entry["lines"] == [["t1", 1, 0]]
     assert texts.table() == ["(2026-05-01T10:00:00Z) user: turn t1 of c1"]
 
@@ -248,7 +250,7 @@ def test_report_py_ends_by_printing_the_first_table_aligned(real, capsys):
     assert [r[:columns[0][1]].strip() for r in rows] == ["none (control)", "oracle (control)",
                                                          "full_context (control)", "keyword (baseline)", "hash"]
     d = scores["differences"][0]
-    assert report.interval_text(d) in rows[-1] and report.separated_text(d) in rows[-1]
+    assert wording.interval_text(d) in rows[-1] and wording.separated_text(d) in rows[-1]
     assert out[-1] == f"report: {real['html']} (open it from disk)"
     assert any(line.startswith("Controls: ") for line in out)
 

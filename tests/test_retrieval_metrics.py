@@ -12,6 +12,8 @@ import pytest
 
 import metrics
 import score
+import stats
+import wording
 from cli import run_cli
 from records import run_record, write_comparison
 
@@ -115,8 +117,8 @@ def test_the_model_free_pass_compares_each_system_with_the_baseline_in_retrieval
     r = d["recall_all_in_context"]
     assert r["difference"] == pytest.approx(3 / 6) and (r["questions"], r["clusters"]) == (6, 6)
     assert r["ci_low"] <= 0.5 <= r["ci_high"] and r["separated"] == (r["ci_low"] > 0)
-    assert r["minimum_detectable_difference"] == pytest.approx((metrics.Z95 + metrics.Z80) * r["standard_error"])
-    assert metrics.separated_text(r) in ("separated", "not separated")
+    assert r["minimum_detectable_difference"] == pytest.approx((stats.Z95 + stats.Z80) * r["standard_error"])
+    assert wording.separated_text(r) in ("separated", "not separated")
 
 
 def test_recall_any_at_k_is_compared_with_the_baseline_too(tmp_path):
@@ -149,4 +151,4 @@ def test_without_shared_measured_questions_the_difference_is_null_with_a_reason(
     base = [run_record("base", "q1", "c1", "yes", ["e1"], ["e1"])]
     sys_ = [run_record("sys", "q1", "c1", "yes", ["e1"], None)]
     r = scored(tmp_path, {"base": base, "sys": sys_}, "base")["retrieval_differences"][0]
-    assert r["difference"] is None and "provenance" in r["note"] and metrics.interval_text(r) == "n/a"
+    assert r["difference"] is None and "provenance" in r["note"] and wording.interval_text(r) == "n/a"

@@ -7,6 +7,8 @@ import pytest
 
 import metrics
 import score
+import stats
+import wording
 from cli import run_cli
 from records import run_record, verdict_for, write_comparison
 
@@ -39,8 +41,8 @@ def test_bootstrap_point_is_the_mean_over_questions_not_cases():
 
 def test_percentile_nearest_rank():
     xs = list(range(1, 101))
-    assert metrics.percentile(xs, 0.025) == 3 and metrics.percentile(xs, 0.975) == 98
-    assert metrics.percentile([7], 0.5) == 7
+    assert stats.percentile(xs, 0.025) == 3 and stats.percentile(xs, 0.975) == 98
+    assert stats.percentile([7], 0.5) == 7
 
 
 def _rec(backend, qid, case, answer, evidence, retrieved):
@@ -98,7 +100,7 @@ def test_failed_questions_are_not_called_missing_provenance():
     all_failed = metrics.Scoring([(bad, verdict(bad))], 10).systems["C"]
     assert all_failed["recall_any_at_k"] is None
     assert "1 failed" in all_failed["recall_note"] and "provenance" not in all_failed["recall_note"]
-    text = "\n".join(metrics.disclosures([all_failed]))
+    text = "\n".join(wording.disclosures([all_failed]))
     assert "1 of 1 question records failed" in text and "extractor call failed: context length" in text
 
 
