@@ -19,7 +19,7 @@ import pytest
 
 import score
 from cli import run_cli
-from grading import RULES_SHA256
+from rules import RULES_SHA256
 from records import run_record
 from report_pipeline import make_report
 from test_report import DATA, build
