@@ -4,7 +4,7 @@ LONG_ASIDES are what people add after the point of a message, in the words quest
 which, the owner, the port, the version, the cluster, the database) but about nothing in
 particular: they name no service and state no value, so no question's gold, count or near miss
 changes. MENTIONS are short turns that name a service ({svc}) or a first name ({p}) and say
-nothing about it; none says "page" or "woke" (the words a counted night page is found by).
+nothing about it. Neither says "page" or "woke" (the words a counted night page is found by).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ LONG_ASIDES = (
     "I asked what the plan was and the answer was that there is a plan, which is something.",
     "Which is to say that it works, and nobody wants to touch it before the end of the quarter.",
     "The last time we changed anything like that it took {n} days to get everything back in order.",
-    "I'd rather know where things are than guess at two in the morning with the pager going off.",
+    "I'd rather know where things are than guess at two in the morning with the phone ringing.",
     "It is not the most exciting part of the job, but somebody has to keep track of it.",
     "I did check it twice, once on the dashboard and once in the config, and they agree for now.",
     "Somebody on the {n}th floor asked me about this yesterday, and I had to look it up myself.",
