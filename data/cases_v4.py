@@ -44,10 +44,10 @@ class Case4(cases_v3.Case3):
         self.short = False  # while True, say() adds turns as they are written (mentions)
 
     def dress(self, text: str) -> str:
-        """A statement dressed as in version 3, then LONG_ASIDES more sentences; a mention as is."""
+        """A statement dressed as in version 3, then LONG_ASIDES more sentences; a mention with an opener."""
         r = self.rng
-        if self.short:
-            return cases_v3.cap(text, set(self.services))
+        if self.short:  # an opener with version 3's odds, so that openers do not mark statements
+            return cases_v3.cap(r.choice(cases_v3.P.OPENERS) + text, set(self.services))
         out = super().dress(text)
         for _ in range(r.choice(LONG_ASIDES)):
             out += " " + r.choice(P.LONG_ASIDES).format(p=r.choice(self.people), n=r.randint(3, 40))

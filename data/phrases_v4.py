@@ -38,12 +38,11 @@ LONG_ASIDES = (
 )
 
 MENTIONS = (
-    "what about {svc}?", "{svc}, right?", "oh, {svc} again.", "and {svc}?", "{svc}? no idea.",
-    "is that the one {p} mentioned, {svc}?", "who is looking at {svc} today?", "did {p} say something about {svc}?",
-    "which one, {svc}?", "{svc} is on my list too.", "hm, {svc}.", "wait, {svc} or the other one?",
-    "{p} asked about {svc} again.", "let's come back to {svc} later.", "I'll ask {p} about {svc}.",
-    "ugh, {svc}.", "{svc} rings a bell.", "was it {svc}?", "is {p} around?", "ask {p}, I think.",
-    "{p} would know.", "did you see what {p} wrote?", "ha, {p}.", "not sure, maybe {p}?",
-    "what does {p} think?", "the one {p} runs?", "right, that one.", "which one was that again?",
-    "who was it again?", "what was the number again?",
+    "{svc} again.", "{svc}, yes.", "ok, {svc}.", "hm, {svc}.", "{svc}? no idea.", "{svc} rings a bell.",
+    "ugh, {svc}.", "{svc} is on my list too.", "let's come back to {svc} later.", "I'll ask {p} about {svc}.",
+    "{p} asked about {svc} again.", "{svc}, right?", "and {svc}?", "was it {svc}?", "wait, {svc} or the other one?",
+    "is that the one {p} mentioned, {svc}?", "what about {svc}?", "who is looking at {svc} today?",
+    "is {p} around?", "ask {p}, I think.", "{p} would know.", "did you see what {p} wrote?", "ha, {p}.",
+    "not sure, maybe {p}?", "what does {p} think?", "the one {p} runs?", "right, that one.",
+    "which one was that again?", "who was it again?", "what was the number again?",
 )
