@@ -64,6 +64,11 @@ class Case4(cases_v3.Case3):
                                                                   p=r.choice(self.people).split()[0]))
         self.short = False
 
+    def ask(self, text: str) -> str:
+        """A question as written, as real chat's questions are (LoCoMo's open with their question
+        word): a lead ("remind me,") adds words that every long statement shares."""
+        return cases_v3.cap(text, set(self.services))
+
     def build(self) -> dict:
         """The case, named as made by version 4's generator."""
         case = super().build()
