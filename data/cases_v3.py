@@ -547,8 +547,10 @@ class Case3:
                 "question": self.ask(q.text), "gold_answer": q.gold, "evidence": list(dict.fromkeys(ids[t] for t in q.evidence)), "meta": meta}
 
 
-def make_split_v3(n_cases: int, seed: int, dev: bool) -> list[dict]:
-    """Generate one version 3 split: every case has one question of each kind."""
+def make_split_v3(n_cases: int, seed: int, dev: bool, factory: type = Case3,
+                  prefixes: tuple = ("md", "mdev")) -> list[dict]:
+    """Generate one version 3 split (or, with a Case3 subclass as factory, a later version's built on
+    it): every case has one question of each kind."""
     rng = random.Random(seed)
     pools = {"first": pool_split(FIRST, dev), "last": pool_split(LAST, dev),
              "service_words": pool_split(SERVICE_WORDS, dev),
@@ -556,8 +558,8 @@ def make_split_v3(n_cases: int, seed: int, dev: bool) -> list[dict]:
              "cluster_numbers": list(range(50, 100) if dev else range(1, 50))}
     cases = []
     for i in range(1, n_cases + 1):
-        case_id = f"{'mdev' if dev else 'md'}{i:03d}"
-        case = Case3(random.Random(rng.random()), case_id, pools).build()
+        case_id = f"{prefixes[dev]}{i:03d}"
+        case = factory(random.Random(rng.random()), case_id, pools).build()
         # Raised, not asserted: `python -O` drops asserts, and --check must run these checks.
         problems = check_case_v3(case)
         if problems:
