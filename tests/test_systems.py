@@ -116,3 +116,18 @@ def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anyth
         hindsight.settings({"budget": "huge"})
     with pytest.raises(InputError, match=r"backends\.hindsight\.startup_timeout_s must be positive"):
         hindsight.settings({"startup_timeout_s": 0})
+
+
+def test_hindsight_names_a_graph_result_without_metadata_by_its_document_and_no_turn_when_neither():
+    """Hindsight returns results reached through its graph retrieval without their metadata;
+    their document id is the turn's item id (one document per turn). A result naming no turn
+    that was added has no provenance, which leaves the question's recall null."""
+    from backends.hindsight import hit_of
+    stamps = {"t1": "2026-03-02T10:00:00Z", "t2": "2026-03-03T10:00:00Z"}
+    scores = {"final": 0.5, "semantic": 0.8}
+    by_meta = hit_of({"text": "user: a", "document_id": "t1", "metadata": {"item_id": "t1"}, "scores": scores}, stamps)
+    by_document = hit_of({"text": "user: b", "document_id": "t2", "scores": scores}, stamps)
+    unknown = hit_of({"text": "an observation", "document_id": None, "scores": scores}, stamps)
+    assert (by_meta.source_ids, by_meta.timestamp) == (("t1",), "2026-03-02T10:00:00Z")
+    assert (by_document.source_ids, by_document.timestamp, by_document.score) == (("t2",), "2026-03-03T10:00:00Z", 0.5)
+    assert unknown.source_ids == () and unknown.timestamp == ""
