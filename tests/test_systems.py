@@ -55,3 +55,79 @@ def test_a_hit_without_provenance_makes_the_questions_retrieval_null_not_zero():
     assert run.provenance([named]) == ["t4"]
     assert run.provenance([named, merged]) is None
     assert run.provenance([]) == []
+
+
+def test_hindsight_server_keeps_namespaces_apart_and_names_each_hits_turn(tmp_path):
+    """Hindsight's real server (no LLM) on its embedded PostgreSQL, started by the adapter: each
+    hit names its turn through the metadata retain stored; banks are isolated, reset empties one,
+    concurrent searches agree; closing stops the server."""
+    pytest.importorskip("hindsight_api")
+    pytest.importorskip("pg0")
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("wordllama")
+    import threading
+    import requests
+    b = load_backend("hindsight", backend_config(tmp_path, {"hindsight": {"model": "wordllama"}}))
+    try:
+        assert "hindsight-api-slim" in b.version and "LLM none" in b.version and "wordllama" in b.version
+        assert not hasattr(b, "internal_model")
+        for ns in ("ns", "other"):
+            b.reset(ns)
+        b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                     turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z")])
+        b.add("ns", [turn("t3", "My sister adopted a grey cat named Pixel.", "2026-03-04T10:00:00Z")])
+        b.add("other", [turn("o1", "The cache lives in Memcached on the old cluster.")])
+        b.flush("ns", 10)
+        hits = b.search("ns", "Where does the cache live?", 2)
+        assert 1 <= len(hits) <= 2 and hits[0].source_ids == ("t2",)
+        assert hits[0].text == "user: The cache lives in Redis 7." and hits[0].timestamp == "2026-03-03T10:00:00Z"
+        every = b.search("ns", "cache billing cat Postgres Redis Pixel", 10)
+        assert {h.source_ids for h in every} <= {("t1",), ("t2",), ("t3",)} and len(every) >= 2
+        assert [h.source_ids for h in b.search("other", "Where does the cache live?", 5)] == [("o1",)]
+        assert b.search("ns", "cache", 0) == [] and b.search("never-written", "cache", 5) == []
+        results, errors = [], []
+
+        def ask() -> None:
+            try:
+                results.append([h.source_ids for h in b.search("ns", "Where does the cache live?", 2)])
+            except Exception as e:  # collected: an assertion in a thread would be lost
+                errors.append(e)
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors and len(results) == 4 and all(r == results[0] for r in results)
+        b.reset("ns")
+        assert b.search("ns", "Where does the cache live?", 5) == []
+        assert [h.source_ids for h in b.search("other", "cache", 5)] == [("o1",)]
+        url = b._url
+    finally:
+        b.close()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/health", timeout=2)
+
+
+def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anything_starts():
+    from backends import hindsight
+    from interface import InputError
+    assert hindsight.settings({})["budget"] == "mid" and hindsight.settings({})["user"] == "nobody"
+    with pytest.raises(InputError, match=r"backends\.hindsight\.budget must be one of low, mid, high"):
+        hindsight.settings({"budget": "huge"})
+    with pytest.raises(InputError, match=r"backends\.hindsight\.startup_timeout_s must be positive"):
+        hindsight.settings({"startup_timeout_s": 0})
+
+
+def test_hindsight_names_a_graph_result_without_metadata_by_its_document_and_no_turn_when_neither():
+    """Hindsight returns results reached through its graph retrieval without their metadata;
+    their document id is the turn's item id (one document per turn). A result naming no turn
+    that was added has no provenance, which leaves the question's recall null."""
+    from backends.hindsight import hit_of
+    stamps = {"t1": "2026-03-02T10:00:00Z", "t2": "2026-03-03T10:00:00Z"}
+    scores = {"final": 0.5, "semantic": 0.8}
+    by_meta = hit_of({"text": "user: a", "document_id": "t1", "metadata": {"item_id": "t1"}, "scores": scores}, stamps)
+    by_document = hit_of({"text": "user: b", "document_id": "t2", "scores": scores}, stamps)
+    unknown = hit_of({"text": "an observation", "document_id": None, "scores": scores}, stamps)
+    assert (by_meta.source_ids, by_meta.timestamp) == (("t1",), "2026-03-02T10:00:00Z")
+    assert (by_document.source_ids, by_document.timestamp, by_document.score) == (("t2",), "2026-03-03T10:00:00Z", 0.5)
+    assert unknown.source_ids == () and unknown.timestamp == ""
