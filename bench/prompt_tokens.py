@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         c = count(os.path.join(a.runs, f"{system}.jsonl"), template, tokenize)
         calls += c["calls"]
         uncached += c["uncached_tokens"]
+        per_call = c["uncached_tokens"] / max(c["calls"], 1)
         print(f"{system}: {c['calls']} calls, {c['prompt_tokens']:,} prompt tokens, "
-              f"{c['uncached_tokens']:,} not in the prompt cache ({c['uncached_tokens'] / max(c['calls'], 1):.0f} a call)")
+              f"{c['uncached_tokens']:,} not in the prompt cache ({per_call:.0f} a call)")
     print(f"all: {calls} calls, {uncached:,} prompt tokens to read")
     if a.prompt_rate and a.gen_rate and a.answer_tokens:
         floor = uncached / a.prompt_rate + calls * a.answer_tokens / a.gen_rate
