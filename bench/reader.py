@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import requests
@@ -96,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.prompt, encoding="utf-8") as fh:
             cfg["answer_prompt"] = fh.read()
     max_tokens = a.max_tokens or cfg["answer_max_tokens"]
-    out_dir = os.path.join(ROOT, ".cache", "bench", f"reader-{time.strftime('%Y%m%dT%H%M%S')}")
-    os.makedirs(out_dir, exist_ok=True)
+    # A folder of its own even when two readers start in the same second (two models measured
+    # side by side): a shared one let both append to the same run files.
+    bench_dir = os.path.join(ROOT, ".cache", "bench")
+    os.makedirs(bench_dir, exist_ok=True)
+    out_dir = tempfile.mkdtemp(prefix=f"reader-{time.strftime('%Y%m%dT%H%M%S')}-", dir=bench_dir)
     cfg.update(dataset=os.path.abspath(a.dataset), run_id="bench-reader", cache_dir=os.path.join(out_dir, "llm"))
     cfg_path = os.path.join(out_dir, "config.yaml")
     with open(cfg_path, "w", encoding="utf-8") as fh:
