@@ -52,7 +52,7 @@ from importlib.metadata import version
 
 from backends import InputError, check_settings, require
 from backends._embed import check_model, section_embedder
-from interface import Hit, MemoryItem
+from contract import Hit, MemoryItem
 from processes import free_port, stop
 
 BUDGETS = ("low", "mid", "high")

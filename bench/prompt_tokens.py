@@ -27,7 +27,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from context import answer_prompt  # noqa: E402
-from interface import run_cli  # noqa: E402
+from cli import run_cli  # noqa: E402
 from machine import describe  # noqa: E402
 from serve import MODELS, ROOT, model_path  # noqa: E402
 

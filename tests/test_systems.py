@@ -110,7 +110,7 @@ def test_hindsight_server_keeps_namespaces_apart_and_names_each_hits_turn(tmp_pa
 
 def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anything_starts():
     from backends import hindsight
-    from interface import InputError
+    from cli import InputError
     assert hindsight.settings({})["budget"] == "mid" and hindsight.settings({})["user"] == "nobody"
     with pytest.raises(InputError, match=r"backends\.hindsight\.budget must be one of low, mid, high"):
         hindsight.settings({"budget": "huge"})
