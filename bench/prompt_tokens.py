@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from context import answer_prompt  # noqa: E402
 from cli import run_cli  # noqa: E402
 from machine import describe  # noqa: E402
-from serve import MODELS, ROOT, model_path  # noqa: E402
+from serve import DEFAULT_MODEL, MODELS, ROOT, model_path  # noqa: E402
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword", "bm25")
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default=os.path.join(ROOT, "config.yaml"))
     ap.add_argument("--prompt", help="a file with another answer prompt (default: the config's)")
     which = ap.add_mutually_exclusive_group()
-    which.add_argument("--model", choices=sorted(MODELS), default="smollm2-135m", help="an embedded model's tokenizer")
+    which.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL, help="an embedded model's tokenizer")
     which.add_argument("--gguf", help="any GGUF file's tokenizer")
     ap.add_argument("--prompt-rate", type=float, help="prompt tokens/s the engine reads (for the time floor)")
     ap.add_argument("--gen-rate", type=float, help="tokens/s the engine writes (for the time floor)")
