@@ -515,11 +515,15 @@ class Case3:
         self.near_names()
         self.forgetting()
         self.chatter()
-        picked = [self.rng.choice(self.cands[k]) for k in KINDS]
+        picked = self.pick()
         sessions, ids = self.layout()
         questions = [self.record(q, k, ids) for k, q in enumerate(picked, 1)]
         return {"case_id": self.case_id, "sessions": sessions, "questions": questions,
                 "meta": {"size": "long", "generator": GENERATOR}}
+
+    def pick(self) -> list:
+        """One question of each kind, drawn from its candidates."""
+        return [self.rng.choice(self.cands[k]) for k in KINDS]
 
     def ask(self, text: str) -> str:
         """A question as people type it in chat: sometimes with a lead or an ending."""

@@ -21,7 +21,6 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import cases_v3 as v3  # noqa: E402
 import cases_v4 as v4  # noqa: E402
-from config import load_config  # noqa: E402
 from dataset import load_dataset  # noqa: E402
 # Version 3's tests, run on this module's `bundled` and `fixture` (pytest resolves a fixture from
 # the module a test is collected in).
@@ -79,10 +78,6 @@ def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: li
     assert not ids & {c["case_id"] for c in dev}
     assert not ids & {c["case_id"] for c in load_dataset(os.path.join(ROOT, "data", "cases-v3.jsonl"))}
     assert {c["meta"]["generator"] for c in bundled + dev} == {v4.GENERATOR}
-
-
-def test_version_4_is_the_default_dataset() -> None:
-    assert load_config(os.path.join(ROOT, "config.yaml"))["dataset"] == os.path.join(ROOT, "data", "cases-v4.jsonl")
 
 
 def test_the_published_versions_are_unchanged() -> None:
