@@ -60,7 +60,7 @@ import tempfile
 import threading
 import warnings
 from datetime import datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 
 from backends import check_settings, require
 from backends._embed import cache_folder, check_model, section_embedder
@@ -89,7 +89,10 @@ def _llm_class():
                                     group_id=None, prompt_name=None, *, attribute_extraction=False,
                                     model=None) -> dict:
             # As graphiti's OpenAIGenericClient in its json_schema mode: the framing and language
-            # notes graphiti adds to its prompts, the schema as response_format.
+            # notes graphiti adds to its prompts, the schema as response_format. Every prompt goes
+            # to the pinned model: graphiti's per-call model and model_size (a smaller model for
+            # light prompts) are not used, so one model is measured.
+            messages = [m.model_copy() for m in messages]  # graphiti's helpers edit them in place
             self._apply_attribute_extraction_preamble(messages, attribute_extraction)
             messages[0].content += get_extraction_language_instruction(group_id)
             chat = [{"role": m.role, "content": self._clean_input(m.content)} for m in messages]
@@ -185,7 +188,12 @@ def check_kuzu() -> None:
     """Refuse a `kuzu` module that is not the installed Kuzu: cognee's wheel writes a shim of that
     name exposing its fork Ladybug, whose full-text search is an extension it would download."""
     kuzu = require("kuzu", "graphiti")
-    found, pinned = getattr(kuzu, "__version__", "unknown"), version("kuzu")
+    try:
+        pinned = version("kuzu")
+    except PackageNotFoundError:
+        raise InputError("backend 'graphiti' needs Kuzu, and the module kuzu here belongs to another package; "
+                         "install it with: pip install -r backends/requirements-graphiti.txt") from None
+    found = getattr(kuzu, "__version__", "unknown")
     if found != pinned:
         raise InputError(f"backend 'graphiti' needs Kuzu {pinned}, but the module kuzu is version {found} "
                          f"(another package's shim under that name, such as cognee's over Ladybug); install "
