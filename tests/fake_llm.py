@@ -11,7 +11,9 @@ connections until a FakeLLM(port=...) serves it again.
 .delay_all_s delays every request (a slow endpoint); .fault_rate makes that share of requests
 fail at random (a fixed seed) with a 429 + Retry-After, a 500 or a stall of
 .fault_stall_s (a client timeout), in equal parts. .judge_always = "correct" makes every judge
-prompt get {"verdict": "correct"} (a judge that accepts everything).
+prompt get {"verdict": "correct"} (a judge that accepts everything). .responder, when set, is
+called with each chat request's body and returns the reply's text, or None for the default reply
+(a backend's extraction calls answered with canned output).
 
 A stage's preflight (llm.py's PREFLIGHT_PROMPT) is answered "OK" at once: scripted steps, random
 faults and delays are meant for the questions, so it takes none of them. What a preflight is
@@ -75,6 +77,7 @@ class FakeLLM:
         self.faults = 0
         self._fault_rng = random.Random(0)
         self.judge_always: str | None = None
+        self.responder = None  # body -> reply text, or None for the default reply
         self.preflights = 0
         self.refused_params: set = set()
         self.models: set | None = None
@@ -166,7 +169,9 @@ class FakeLLM:
                     headers = {"Retry-After": step["retry_after"]} if "retry_after" in step else {}
                     self._send(step["status"], {"error": {"message": f"injected {step['status']}"}}, headers)
                     return
-                self._reply(body, prompt, step.get("content", answer_for(prompt, server.judge_always)), step)
+                canned = server.responder(body) if server.responder is not None else None
+                default = answer_for(prompt, server.judge_always) if canned is None else canned
+                self._reply(body, prompt, step.get("content", default), step)
                 server.last_at = time.monotonic()
                 if step.get("then_close") or step.get("then_stop"):
                     self.close_connection = True

@@ -131,3 +131,144 @@ def test_hindsight_names_a_graph_result_without_metadata_by_its_document_and_no_
     assert (by_meta.source_ids, by_meta.timestamp) == (("t1",), "2026-03-02T10:00:00Z")
     assert (by_document.source_ids, by_document.timestamp, by_document.score) == (("t2",), "2026-03-03T10:00:00Z", 0.5)
     assert unknown.source_ids == () and unknown.timestamp == ""
+
+
+# Graphiti's extraction, canned: what its prompts would get from a model that reads each turn.
+# Keyed by a word of the turn: (entities, (source, relation, target, fact)).
+GRAPHITI_FACTS = {
+    "Postgres": (["billing", "Postgres 16"], ("billing", "RUNS_ON", "Postgres 16", "billing runs on Postgres 16")),
+    "Redis": (["cache", "Redis 7"], ("cache", "LIVES_IN", "Redis 7", "the cache lives in Redis 7")),
+    "Memcached": (["cache", "Memcached"], ("cache", "LIVES_IN", "Memcached", "the cache lives in Memcached")),
+}
+
+
+def graphiti_reply(body: dict) -> str:
+    """The canned reply to one of Graphiti's extraction calls, chosen by the JSON schema the
+    adapter sends as response_format and the turn inside the prompt's CURRENT MESSAGE."""
+    import json
+    import re
+    name = body["response_format"]["json_schema"]["name"]
+    current = re.search(r"<CURRENT[ _]MESSAGE>(.*?)</CURRENT[ _]MESSAGE>", body["messages"][-1]["content"], re.S)
+    found = [v for k, v in GRAPHITI_FACTS.items() if current and k in current.group(1)]
+    if name == "ExtractedEntities":
+        return json.dumps({"extracted_entities": [{"name": e, "entity_type_id": 0} for f in found for e in f[0]]})
+    if name == "ExtractedEdges":
+        return json.dumps({"edges": [{"source_entity_name": s, "relation_type": r, "target_entity_name": t, "fact": fact}
+                                     for _, (s, r, t, fact) in found]})
+    canned = {"EdgeTimestamps": {"valid_at": None, "invalid_at": None}, "NodeResolutions": {"entity_resolutions": []},
+              "EdgeDuplicate": {"duplicate_facts": [], "contradicted_facts": []}, "SummarizedEntities": {"summaries": []}}
+    return json.dumps(canned[name])
+
+
+def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_stay_apart(tmp_path, monkeypatch):
+    """Graphiti's real engine on embedded Kuzu, its extraction calls answered by the test endpoint
+    with canned output: a fact names the turn it came from, a fact found again in a later turn
+    names both, a turn with no fact is in no hit; group ids keep namespaces apart and reset
+    empties one. Every write went to the pinned answer model, with the schema of its reply."""
+    pytest.importorskip("graphiti_core")
+    pytest.importorskip("kuzu")
+    pytest.importorskip("wordllama")
+    import threading
+    from fake_llm import FakeLLM
+    fake = FakeLLM().start()
+    fake.responder = graphiti_reply
+    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    try:
+        b = load_backend("graphiti", backend_config(tmp_path, {"graphiti": {"model": "wordllama"}}))
+        try:
+            assert b.name == "graphiti (internal extractor: stub-model)" and b.internal_model == "stub-model"
+            assert "graphiti-core 0.31.2" in b.version and "kuzu" in b.version and "wordllama" in b.version
+            for ns in ("ns", "other"):
+                b.reset(ns)
+            b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                         turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
+                         turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
+            b.add("ns", [turn("t4", "Billing is still on Postgres 16.", "2026-03-05T10:00:00Z")])
+            b.add("other", [turn("o1", "The cache lives in Memcached on the old cluster.")])
+            hits = b.search("ns", "Where does the cache live?", 1)
+            assert [(h.text, h.source_ids, h.timestamp) for h in hits] == [
+                ("the cache lives in Redis 7", ("t2",), "2026-03-03T10:00:00Z")]
+            every = {h.text: h for h in b.search("ns", "billing Postgres cache Redis", 10)}
+            assert set(every) == {"the cache lives in Redis 7", "billing runs on Postgres 16"}
+            # Found by its words: Kuzu's full-text half, which a question's "?" would otherwise empty.
+            billing = b.search("ns", "Which database does billing run on?", 1)[0]
+            assert billing.text == "billing runs on Postgres 16"
+            assert billing.source_ids == ("t1", "t4") and billing.timestamp == "2026-03-05T10:00:00Z"
+            assert [(h.text, h.source_ids) for h in b.search("other", "Where does the cache live?", 5)] == [
+                ("the cache lives in Memcached", ("o1",))]
+            assert b.search("ns", "cache", 0) == [] and b.search("never-written", "cache", 5) == []
+            results, errors = [], []
+
+            def ask() -> None:
+                try:
+                    results.append([h.source_ids for h in b.search("ns", "Where does the cache live?", 2)])
+                except Exception as e:  # collected: an assertion in a thread would be lost
+                    errors.append(e)
+            threads = [threading.Thread(target=ask) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors and len(results) == 4 and all(r == results[0] for r in results)
+            # A reply that is not JSON fails the add (run.py records a backend error), not an empty memory.
+            fake.script = [{"content": "Sure! The entities are: queue, Kafka."}]
+            with pytest.raises(RuntimeError, match="extract_nodes.extract_message is not a JSON object"):
+                b.add("ns", [turn("t5", "The queue runs on Kafka.", "2026-03-06T10:00:00Z")])
+            b.reset("ns")
+            assert b.search("ns", "billing Postgres cache Redis", 10) == []
+            assert [h.source_ids for h in b.search("other", "cache Memcached", 5)] == [("o1",)]
+        finally:
+            b.close()
+        asked = [body for body in fake.bodies if body["response_format"]["type"] == "json_schema"]
+        assert asked and len(asked) == len(fake.bodies) and {body["model"] for body in asked} == {"stub-model"}
+        assert {body["response_format"]["json_schema"]["name"] for body in asked} >= {"ExtractedEntities", "ExtractedEdges"}
+    finally:
+        fake.stop()
+
+
+def test_graphiti_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch):
+    """Every Graphiti write calls an LLM: without an endpoint run.py exits 2 before ingesting."""
+    pytest.importorskip("graphiti_core")
+    from conftest import script, write_config
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
+    out = tmp_path / "graphiti.jsonl"
+    r = script("run.py", "--config", write_config(tmp_path), "--backend", "graphiti", "--retrieval-only",
+               "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "backend 'graphiti' calls the answer model on every write" in r.stderr and "LLM_BASE_URL" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_graphiti_fact_naming_an_episode_it_did_not_add_has_no_provenance():
+    """A fact lists its episodes; each maps to the turn added as it. If one is unknown the hit
+    names no turn (recall null for the question) rather than a partial guess."""
+    from backends.graphiti import fulltext_text, hit_of, parse_reply
+    turns = {"e1": "t1", "e4": "t4"}
+    stamps = {"t1": "2026-03-02T10:00:00Z", "t4": "2026-03-05T10:00:00Z"}
+    merged = hit_of("billing runs on Postgres 16", 0.5, ["e1", "e4", "e1"], turns, stamps)
+    assert (merged.source_ids, merged.timestamp, merged.score) == (("t1", "t4"), "2026-03-05T10:00:00Z", 0.5)
+    assert hit_of("a fact", 0.4, ["e1", "e9"], turns, stamps).source_ids == ()
+    assert hit_of("a fact", 0.4, [], turns, stamps).source_ids == ()
+    assert fulltext_text("Where does the cache live?") == "Where does the cache live"
+    assert fulltext_text("what*is it? really") == "what is it  really"
+    assert parse_reply('```json\n{"edges": []}\n```', "extract_edges.edge") == {"edges": []}
+    with pytest.raises(RuntimeError, match="extract_edges.edge is not a JSON object"):
+        parse_reply("Sure! Here are the edges.", "extract_edges.edge")
+
+
+def test_graphiti_refuses_a_kuzu_module_that_is_another_packages_shim(tmp_path, monkeypatch):
+    """cognee's wheel can leave `kuzu` a shim over its fork Ladybug, which has no full-text search
+    without a download: the backend says so and how to put Kuzu back, before anything starts."""
+    pytest.importorskip("graphiti_core")
+    import sys
+    import types
+    from cli import InputError
+    shim = types.ModuleType("kuzu")
+    shim.__version__ = "0.19.0"
+    monkeypatch.setitem(sys.modules, "kuzu", shim)
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(InputError, match=r"needs Kuzu 0\.11\.3, but the module kuzu is version 0\.19\.0.*"
+                                         r"pip install --force-reinstall --no-deps kuzu==0\.11\.3"):
+        load_backend("graphiti", backend_config(tmp_path, {"graphiti": {"model": "wordllama"}}))
+    assert not (tmp_path / "graphiti").exists()
