@@ -225,7 +225,7 @@ def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
             graded[i] = (decided[0], decided[1], None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
-        client, chooser, pool = LLMClient(cfg, role="judge"), FormatChooser(), Workers(max(1, workers))
+        client, chooser, pool = LLMClient(cfg, role="judge", workers=workers), FormatChooser(), Workers(max(1, workers))
         client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
         for i in need_llm:
             pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     undecided = len(need_llm) + sum(decided is not None and decided[1] == "no_match" for _, decided in todo)
-    client = LLMClient(cfg, role="judge") if need_llm else None
+    client = LLMClient(cfg, role="judge", workers=workers) if need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{undecided} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)

@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = select_cases(cases, a.limit, shard)
     # The model-free pass needs no endpoint; any other run checks the endpoint variables
     # before any work is done.
-    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
+    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache, workers=workers)
     system = make_system(a.backend, cfg)
 
     identity = {"format": RUN_FORMAT,
