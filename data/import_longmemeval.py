@@ -2,7 +2,7 @@
 into memory-bench cases: one case per question, holding that question's own haystack.
 
 What it does (see data/IMPORTING.md for the reasons):
-  - streams the file (LongMemEval-M is 2.75 GB) with a small incremental JSON-array parser;
+  - streams the file (LongMemEval-M is 2.75 GB) one element at a time (ijson);
   - sessions sorted by time (the oracle file is not);
   - turn ids are the official `<session_id>_<1-based index over the session's turns>`;
     a session id repeated inside one haystack is renamed `<id>~<n>` and reported;
@@ -218,15 +218,14 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
             "meta": {"source": "longmemeval", "variant": variant, "source_sha256": sha}}
 
 
-def iter_records(path: str, bufsize: int) -> Iterator[tuple[int, int, Any]]:
-    """(index, line, record) for each element of the file, streamed."""
+def iter_records(path: str, bufsize: int) -> Iterator[tuple[int, Any]]:
+    """(index, record) for each element of the file, streamed."""
     try:
         fh = open(path, encoding="utf-8")
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     with fh:
-        for index, (line, record) in enumerate(iter_json_array(fh, path, bufsize)):
-            yield index, line, record
+        yield from iter_json_array(fh, path, bufsize)
 
 
 def sample_indices(path: str, per_type: int, seed: int, bufsize: int) -> set[int]:
@@ -235,8 +234,8 @@ def sample_indices(path: str, per_type: int, seed: int, bufsize: int) -> set[int
     rng = random.Random(seed)
     seen: dict[str, int] = {}
     chosen: dict[str, list[int]] = {}
-    for index, line, record in iter_records(path, bufsize):
-        where = f"{path}:{line}"
+    for index, record in iter_records(path, bufsize):
+        where = f"{path}[{index}]"
         if not isinstance(record, dict):
             raise InputError(f"{where}: expected a question object, got {type(record).__name__}")
         qtype = contract_type(record, where)[0]
@@ -271,10 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     keep = sample_indices(a.path, a.per_type, a.seed, a.bufsize) if a.per_type else None
     report = Report()
     with CaseWriter(a.out, report, force=a.force) as writer:
-        for index, line, record in iter_records(a.path, a.bufsize):
+        for index, record in iter_records(a.path, a.bufsize):
             if keep is not None and index not in keep:
                 continue
-            where = f"{a.path}:{line}"
+            where = f"{a.path}[{index}]"
             case = convert_record(record, where, sha, variant, report)
             if case is None:
                 continue
