@@ -394,11 +394,11 @@ class Wire:
 
 class LLMClient:
     """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
-    'judge'), timeouts, retries and cache. Its parts: the response cache (ResponseCache), the
-    HTTP wire (Wire), the usage count (UsageCounter); here, the calls, their retries and the
-    preflight."""
+    'judge'), timeouts, retries and cache; `workers` threads call it, each kept a connection.
+    Its parts: the response cache (ResponseCache), the HTTP wire (Wire), the usage count
+    (UsageCounter); here, the calls, their retries and the preflight."""
 
-    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer", workers: int | None = None) -> None:
+    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer", workers: int = 1) -> None:
         self.base_url, api_key, self.endpoint_id = endpoint_from_env()
         self.label = endpoint_label(self.base_url)
         self.role = role
@@ -408,8 +408,8 @@ class LLMClient:
         self.max_retries = config["max_retries"]
         self.backoff_s = config["retry_backoff_s"]
         self.cache = ResponseCache(config["cache_dir"] if use_cache else None)
-        # One kept connection per worker thread that calls it (the config's workers unless told).
-        self.wire = Wire(self.base_url, api_key, self.timeout_s, config["workers"] if workers is None else workers)
+        # One kept connection per thread that calls it: the stages pass their worker count.
+        self.wire = Wire(self.base_url, api_key, self.timeout_s, workers)
         self.usage = UsageCounter()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
