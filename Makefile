@@ -148,6 +148,11 @@ $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check --force-reinstall --no-deps $$(grep '^kuzu==' backends/requirements-graphiti.txt)
 	touch $@
 
+# The importers' streaming JSON reader (data/IMPORTING.md); the tests import the shared datasets.
+$(VENV)/.importers: $(VENV)/.core data/requirements.txt
+	$(PIP) install -q --disable-pip-version-check -r data/requirements.txt
+	touch $@
+
 setup: $(VENV)/.model-$(MODEL)
 
 # The model-free report first: it needs no model, so it is written before the engine is built
@@ -231,7 +236,7 @@ jq:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
 	fi
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.test $(VENV)/.plots chromium jq
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on

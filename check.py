@@ -644,8 +644,8 @@ def render(results: list[dict], out: str | None) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run every check; exit 4 when one FAILs."""
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True, help="the run files of the comparison (runs/$RUN/*.jsonl)")
     ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl from judge.py (not needed when every run is "
@@ -658,22 +658,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerun", nargs="+", default=[], help="second runs of a backend (determinism), one per file")
     ap.add_argument("--lag", nargs="+", default=[], help="reruns made with run.py --extra-wait-s S (indexing lag)")
     ap.add_argument("--out", help="the results as JSON (default results/RUN_ID/checks.json, the config's run_id)")
-    a = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
-    cfg = load_config(a.config)
-    settings = check_settings(cfg["checks"], a.config)
-    out = a.out or os.path.join(results_dir(cfg["run_id"]), "checks.json")
-    dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
-    rows = read_run_files(a.runs, dataset)
-    problems = contract_problems(rows)
-    comparison = coverage(rows, dataset, a.allow_partial)
-    pairs, why = None, None
+
+def graded_pairs(problems: list, comparison, verdicts: str | None) -> tuple[list | None, str | None]:
+    """(record, verdict) pairs of the comparison's graded records, or None and why the judge
+    checks cannot run."""
     if problems:
-        why = "the run files are not one comparison (see contract/comparison)"
-    elif all(r["retrieval_only"] for r in comparison.records):
-        why = "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
-    else:
-        pairs = [(r, v) for r, v in pair_verdicts(comparison.records, a.verdicts) if v is not None]
+        return None, "the run files are not one comparison (see contract/comparison)"
+    if all(r["retrieval_only"] for r in comparison.records):
+        return None, "every run is retrieval-only (run.py --retrieval-only): no answer to grade"
+    return [(r, v) for r, v in pair_verdicts(comparison.records, verdicts) if v is not None], None
+
+
+def run_checks(a: argparse.Namespace, rows: list, dataset, comparison, problems: list, pairs: list | None,
+               why: str | None, settings: dict) -> list[dict]:
+    """Every check's result, in the order they are shown."""
     scoring = Scoring(pairs) if pairs else None
     by_file: dict = defaultdict(list)
     for path, lineno, rec in rows:
@@ -711,8 +711,13 @@ def main(argv: list[str] | None = None) -> int:
         results += [result("judge", name, "SKIP", why) for name in ("unparseable", "disagreement")]
     else:
         results += [check_unparseable(pairs, settings), check_disagreement(pairs)]
+    return results
 
-    summary = {
+
+def checks_summary(a: argparse.Namespace, results: list[dict], dataset, comparison, pairs: list | None,
+                   settings: dict) -> dict:
+    """What checks.json holds: the results, their inputs and the thresholds."""
+    return {
         "format": CHECKS_FORMAT,
         "status": worst([r["status"] for r in results]),
         "counts": {s: sum(r["status"] == s for r in results) for s in STATUSES},
@@ -727,6 +732,21 @@ def main(argv: list[str] | None = None) -> int:
         "thresholds": settings,
         "checks": results,
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every check; exit 4 when one FAILs."""
+    a = parse_args(argv)
+    cfg = load_config(a.config)
+    settings = check_settings(cfg["checks"], a.config)
+    out = a.out or os.path.join(results_dir(cfg["run_id"]), "checks.json")
+    dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
+    rows = read_run_files(a.runs, dataset)
+    problems = contract_problems(rows)
+    comparison = coverage(rows, dataset, a.allow_partial)
+    pairs, why = graded_pairs(problems, comparison, a.verdicts)
+    results = run_checks(a, rows, dataset, comparison, problems, pairs, why, settings)
+    summary = checks_summary(a, results, dataset, comparison, pairs, settings)
     # The file first, then stdout: `check.py ... | head` must not cost the results.
     write_json_atomic(out, summary)
     print(render(results, out))

@@ -261,8 +261,8 @@ def default_out(labels: list[str]) -> str:
 # The command line
 # ---------------------------------------------------------------------------------------------
 
-def main(argv: list[str] | None = None) -> int:
-    """Pair the runs question by question and write the comparison."""
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, its counts checked against each other."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", required=True, help="two or more run files, one system each, oldest first")
     ap.add_argument("--verdicts", nargs="+", help="each run's verdicts file (judge.py), in the order of --runs; not "
@@ -290,10 +290,15 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--labels: give one distinct label per run file ({len(a.runs)})")
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
+    return a
 
+
+def read_runs(a: argparse.Namespace, dataset) -> tuple[list[dict], list[str], list, object, list]:
+    """(the runs' identities, their labels, their verdicts files, the comparison, the
+    (record, verdict) pairs of the questions every run holds); an InputError when the runs
+    are not one comparison."""
     # 1. Each run read alone against the dataset and paired with its own verdicts, then named
     #    by its label, so that two runs of one backend are two systems of one comparison.
-    dataset = dataset_from(a.config, a.manifest)
     verdicts = a.verdicts or [None] * len(a.runs)
     read = [read_run(path, v, dataset) for path, v in zip(a.runs, verdicts)]
     labels = a.labels or [default_label(rows) for rows, _ in read]
@@ -312,6 +317,15 @@ def main(argv: list[str] | None = None) -> int:
     comparison = coverage(rows, dataset, a.allow_partial)
     kept = {record_key(r) for r in comparison.records}
     pairs = [(r, v) for ps in pairs_by_run.values() for r, v in ps if record_key(r) in kept]
+    return runs, labels, verdicts, comparison, pairs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Pair the runs question by question and write the comparison."""
+    a = parse_args(argv)
+    # 1 and 2: each run read alone, then all held to one contract (read_runs).
+    dataset = dataset_from(a.config, a.manifest)
+    runs, labels, verdicts, comparison, pairs = read_runs(a, dataset)
     # 3. The numbers, through metrics.py, as score.py computes them.
     scoring = Scoring(pairs, a.resamples, a.seed)
     baseline = resolve_baseline(a.baseline, labels)

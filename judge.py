@@ -225,7 +225,7 @@ def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
             graded[i] = (decided[0], decided[1], None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
-        client, chooser, pool = LLMClient(cfg, role="judge"), FormatChooser(), Workers(max(1, workers))
+        client, chooser, pool = LLMClient(cfg, role="judge", workers=workers), FormatChooser(), Workers(max(1, workers))
         client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
         for i in need_llm:
             pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
@@ -308,8 +308,8 @@ def calibrate(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="config.yaml", help="the judge's settings, and the dataset the runs are held "
                                                             "against unless --manifest names it (default config.yaml)")
@@ -327,6 +327,48 @@ def main(argv: list[str] | None = None) -> int:
                          "of grading runs")
     ap.add_argument("--heldout", metavar="HELDOUT_JSONL",
                     help="with --calibrate: also grade this held-out labelled set and report its rates apart")
+    return ap
+
+
+def grade(a: argparse.Namespace, argv: list[str] | None, cfg: dict, client: LLMClient | None, workers: int,
+          todo: list[tuple[dict, tuple | None]], graded_before: int, total: int, grader: dict,
+          grader_name: str) -> VerdictWriter:
+    """Write a verdict for each record to grade, appending to a.out as each completes: the run's
+    failure, the rules' decision, or the LLM judge's answer; the VerdictWriter says what was
+    written."""
+    judge_model = cfg["judge_model"]
+    if client is not None:
+        client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    chooser = FormatChooser()
+    pool = Workers(max(1, workers))
+    with open(a.out, "a", encoding="utf-8") as fh:
+        out = VerdictWriter(fh, Progress("judge", len(todo), "verdicts"))
+        try:
+            for rec, decided in todo:
+                v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
+                if rec["answer"] is None:
+                    # The run failed for this question: no answer to grade. Counted as an error
+                    # in score.py; rerunning run.py then judge.py grades the new answer.
+                    out.write({**v, "by": "run_error"})
+                elif decided is not None:
+                    out.write({**v, "verdict": decided[0], "by": decided[1]})
+                else:
+                    pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
+            for v, result in pool.results(block=True):
+                out.write({**v, "by": "llm", **result})
+                out.llm += 1
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
+            out.progress.close()
+            raise type(e)(stop_note("judge.py", a.out, graded_before + out.written - out.errors,
+                                    total, "verdicts", argv)) from None
+        out.progress.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
+    ap = parser()
     a = ap.parse_args(argv)
     if a.heldout and not a.calibrate:
         ap.error("--heldout needs --calibrate")
@@ -359,38 +401,12 @@ def main(argv: list[str] | None = None) -> int:
             for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     undecided = len(need_llm) + sum(decided is not None and decided[1] == "no_match" for _, decided in todo)
-    client = LLMClient(cfg, role="judge") if need_llm else None
+    client = LLMClient(cfg, role="judge", workers=workers) if need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{undecided} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
-    if client is not None:
-        client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    chooser = FormatChooser()
-    pool = Workers(max(1, workers))
-    with open(a.out, "a", encoding="utf-8") as fh:
-        out = VerdictWriter(fh, Progress("judge", len(todo), "verdicts"))
-        try:
-            for rec, decided in todo:
-                v = base_verdict(rec, verdict_identity(rec, grader), grader_name)
-                if rec["answer"] is None:
-                    # The run failed for this question: no answer to grade. Counted as an error
-                    # in score.py; rerunning run.py then judge.py grades the new answer.
-                    out.write({**v, "by": "run_error"})
-                elif decided is not None:
-                    out.write({**v, "verdict": decided[0], "by": decided[1]})
-                else:
-                    pool.submit(v, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], rec, v["rubric"])
-            for v, result in pool.results(block=True):
-                out.write({**v, "by": "llm", **result})
-                out.llm += 1
-        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
-            out.progress.close()
-            raise type(e)(stop_note("judge.py", a.out, len(records) - len(todo) + out.written - out.errors,
-                                    len(records), "verdicts", argv)) from None
-        out.progress.close()
-
+    out = grade(a, argv, cfg, client, workers, todo, len(records) - len(todo), len(records), grader, grader_name)
     print(f"wrote {a.out}: {out.written} new verdicts ({out.llm} by the LLM judge), "
           f"{out.errors} judge errors", file=sys.stderr)
     if out.errors and out.errors / len(records) > cfg["max_error_rate"]:

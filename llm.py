@@ -4,12 +4,12 @@ never written to a file, a log or an error message; the endpoint's address is na
 messages (so that a dead or mistyped endpoint can be found), without any user:password or query
 part, and in no file.
 
-The client speaks the chat-completions wire format over http.client, one kept-alive connection
-per thread: the openai SDK cost 2.2 s to import and two thirds of the harness's CPU per call in
-its request transform, and `requests` looked up ~/.netrc, proxies and certificate bundles in
-the environment on every call (6.4 ms a call against 1.3 ms for http.client on one kept
-connection, on a loaded machine). The proxy and the certificate bundle are read from the
-environment once, when the client is made. bench/throughput.py prints the ratio.
+The client speaks the chat-completions wire format over urllib3, one pool of kept-alive
+connections shared by the worker threads: the openai SDK cost 2.2 s to import and two thirds of
+the harness's CPU per call in its request transform, and `requests` looks up ~/.netrc, proxies
+and certificate bundles in the environment on every call (its `trust_env`). The proxy and the
+certificate bundle are read from the environment once, when the client is made.
+bench/throughput.py prints a call's cost beside raw HTTP's.
 
 Before a stage's first question, preflight() sends one small request with the stage's model and
 sampling parameters, so that a refused connection, an unknown model, a refused key or a
@@ -25,17 +25,13 @@ Usage (a smoke test of the endpoint):
 from __future__ import annotations
 
 import argparse
-import base64
 import email.utils
 import hashlib
-import http.client
 import json
 import os
 import queue
 import random
 import re
-import select
-import ssl
 import sys
 import threading
 import time
@@ -44,6 +40,8 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
+
+import urllib3
 
 from cli import InputError, ServiceDown, run_cli
 from config import load_config
@@ -186,87 +184,6 @@ def _retry_after_s(headers: Any) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-# ---------------------------------------------------------------------------------------------
-# The wire: one kept-alive connection per thread, the environment read once
-# ---------------------------------------------------------------------------------------------
-
-class Route:
-    """Where a chat request goes: the endpoint's host, port and path, through the proxy the
-    environment names for it (http_proxy, https_proxy, no_proxy; read once, as `requests` read
-    them on every call), with TLS verified against REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE when set,
-    else the certifi bundle `requests` used."""
-
-    def __init__(self, base_url: str, timeout_s: float) -> None:
-        u = urllib.parse.urlsplit(base_url)
-        label = endpoint_label(base_url)
-        try:
-            port = u.port
-        except ValueError:
-            port = -1
-        if u.scheme not in ("http", "https") or not u.hostname or port == -1:
-            # Echoed as typed (localhost:8000/v1 parses as scheme "localhost"), unless it holds
-            # a user:password, which the label leaves out.
-            typed = label if "@" in base_url else base_url
-            hint = f"; did you mean 'http://{base_url}'?" if "://" not in base_url else ""
-            raise InputError(f"LLM_BASE_URL {typed!r} is not an http(s) URL of an OpenAI-compatible API"
-                             f"{hint} (for example http://127.0.0.1:8080/v1)")
-        self.https = u.scheme == "https"
-        self.host, self.port = u.hostname, port or (443 if self.https else 80)
-        self.timeout_s = timeout_s
-        self.path = u.path.rstrip("/") + "/chat/completions" + (f"?{u.query}" if u.query else "")
-        self.headers: dict = {}  # what each request adds: a plain request's proxy credentials
-        self._tunnel_headers: dict = {}  # what a CONNECT to the proxy carries for an https endpoint
-        self.proxy = None
-        proxy = urllib.request.getproxies().get(u.scheme)
-        if proxy and not urllib.request.proxy_bypass(u.hostname):
-            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-            if p.scheme != "http" or not p.hostname:
-                raise InputError(f"{u.scheme}_proxy {endpoint_label(proxy)!r}: only an http:// proxy is supported "
-                                 f"for the model endpoint")
-            self.proxy = (p.hostname, p.port or 80)
-            auth = {}
-            if p.username is not None:
-                creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
-                auth["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode()
-            if self.https:  # the credentials go to the proxy only, never through the tunnel
-                self._tunnel_headers = auth
-            else:  # a plain request through a proxy names the whole URL
-                self.headers = auth
-                self.path = urllib.parse.urlunsplit(("http", u.netloc.rsplit("@", 1)[-1], self.path, "", ""))
-        self.context = None
-        if self.https:
-            bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-            if not bundle:
-                import certifi  # installed with requests; imported only for https
-                bundle = certifi.where()
-            self.context = (ssl.create_default_context(capath=bundle) if os.path.isdir(bundle)
-                            else ssl.create_default_context(cafile=bundle))
-
-    def connect(self) -> http.client.HTTPConnection:
-        """A new connection (opened on its first request)."""
-        if self.https:
-            if self.proxy is None:
-                return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
-            conn = http.client.HTTPSConnection(*self.proxy, timeout=self.timeout_s, context=self.context)
-            conn.set_tunnel(self.host, self.port, headers=self._tunnel_headers)
-            return conn
-        if self.proxy is None:
-            return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        return http.client.HTTPConnection(*self.proxy, timeout=self.timeout_s)
-
-
-def _dropped(conn: http.client.HTTPConnection) -> bool:
-    """An idle kept connection the server has closed (readable with nothing asked: end of file),
-    checked before reusing it, as urllib3 does."""
-    if conn.sock is None:
-        return False
-    if hasattr(select, "poll"):
-        poller = select.poll()
-        poller.register(conn.sock, select.POLLIN)
-        return bool(poller.poll(0))
-    return bool(select.select([conn.sock], [], [], 0)[0])
-
-
 class ResponseCache:
     """The response cache: one JSON file per request key under a folder (None: no cache). A torn
     entry, or one without every field a client writes, is a miss, and is rewritten whole on the
@@ -327,50 +244,141 @@ class UsageCounter:
             return dict(self._usage)
 
 
-class Wire:
-    """The HTTP side of one endpoint: the request headers (the key among them), one kept-alive
-    connection per thread, so connections are reused without a shared lock, and the key scrubbed
-    from anything the server sends back."""
+# ---------------------------------------------------------------------------------------------
+# The wire: one pool of kept-alive connections shared by the worker threads, the environment
+# read once
+# ---------------------------------------------------------------------------------------------
 
-    def __init__(self, base_url: str, api_key: str, timeout_s: float) -> None:
+class KeptConnectionClosed(ConnectionResetError):
+    """The server closed a connection that had already served a request as the next one went
+    out: its idle keep-alive timeout racing the request, not a failure of the endpoint."""
+
+
+def _marked(base: type) -> type:
+    """A urllib3 connection class that knows whether it has served a request since it connected,
+    so that a reset on it can be told from a fresh connection's (the endpoint's failure)."""
+
+    class Connection(base):
+        served = False
+
+        def connect(self) -> None:
+            self.served = False
+            super().connect()
+
+        def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                response = super().getresponse(*args, **kwargs)
+            except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError) as e:
+                # RemoteDisconnected (no status line came back) is a ConnectionResetError.
+                if self.served:
+                    raise KeptConnectionClosed(str(e) or type(e).__name__) from e
+                raise
+            self.served = True
+            return response
+
+    return Connection
+
+
+class _Pool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _marked(urllib3.connection.HTTPConnection)
+
+
+class _TLSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _marked(urllib3.connection.HTTPSConnection)
+
+
+def pool_manager(base_url: str, connections: int) -> urllib3.PoolManager:
+    """The urllib3 pool manager for an endpoint: through the proxy the environment names for it
+    (http_proxy, https_proxy, no_proxy, read here once, where `requests` reads them on every call;
+    its credentials go to the proxy only, in the CONNECT of an https endpoint and never through
+    the tunnel), TLS verified against REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE when set, else the
+    certifi bundle `requests` uses; `connections` kept alive. Raises InputError for a base URL
+    that is not http(s) or a proxy that is not http://."""
+    u = urllib.parse.urlsplit(base_url)
+    try:
+        port = u.port
+    except ValueError:
+        port = -1
+    if u.scheme not in ("http", "https") or not u.hostname or port == -1:
+        # Echoed as typed (localhost:8000/v1 parses as scheme "localhost"), unless it holds
+        # a user:password, which the label leaves out.
+        typed = endpoint_label(base_url) if "@" in base_url else base_url
+        hint = f"; did you mean 'http://{base_url}'?" if "://" not in base_url else ""
+        raise InputError(f"LLM_BASE_URL {typed!r} is not an http(s) URL of an OpenAI-compatible API"
+                         f"{hint} (for example http://127.0.0.1:8080/v1)")
+    # block=False: a thread finding every kept connection busy opens one more, kept only while
+    # fewer than `connections` are idle, rather than waiting for one.
+    kw: dict = {"maxsize": max(1, connections), "block": False, "retries": False}
+    if u.scheme == "https":
+        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        if not bundle:
+            import certifi  # installed with requests; imported only for https
+            bundle = certifi.where()
+        kw["cert_reqs"] = "CERT_REQUIRED"
+        kw["ca_cert_dir" if os.path.isdir(bundle) else "ca_certs"] = bundle
+    proxy = urllib.request.getproxies().get(u.scheme)
+    if not proxy or urllib.request.proxy_bypass(u.hostname):
+        manager = urllib3.PoolManager(num_pools=1, **kw)
+    else:
+        p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if p.scheme != "http" or not p.hostname:
+            raise InputError(f"{u.scheme}_proxy {endpoint_label(proxy)!r}: only an http:// proxy is supported "
+                             f"for the model endpoint")
+        auth = {}
+        if p.username is not None:
+            creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+            auth = urllib3.make_headers(proxy_basic_auth=creds)
+        manager = urllib3.proxy_from_url(f"http://{p.netloc.rsplit('@', 1)[-1]}", proxy_headers=auth,
+                                         num_pools=1, **kw)
+    manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
+    return manager
+
+
+class Wire:
+    """The HTTP side of one endpoint: the request headers (the key among them), one urllib3 pool
+    of kept-alive connections that the worker threads share (urllib3's pools are thread-safe),
+    and the key scrubbed from anything the server sends back. urllib3 neither retries nor
+    follows a redirect: LLMClient owns the retries and Retry-After."""
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, connections: int) -> None:
         self._api_key = api_key
-        self._route = Route(base_url, timeout_s)
+        self._manager = pool_manager(base_url, connections)
+        u = urllib.parse.urlsplit(base_url)
+        # The URL requested: the endpoint's, without any user:password (never sent anywhere).
+        self._url = urllib.parse.urlunsplit((u.scheme, u.netloc.rsplit("@", 1)[-1],
+                                             u.path.rstrip("/") + "/chat/completions", u.query, ""))
+        self._timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
-                         "User-Agent": "memory-bench", **self._route.headers}
+                         "User-Agent": "memory-bench"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._local = threading.local()
 
-    def post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
-        """POST one chat request on this thread's kept connection: (status, headers, body).
-        A kept connection the server closed while idle is replaced before the request, and once
-        more if the server closed it as the request went out (no status line came back);
-        anything else that fails raises OSError or http.client.HTTPException."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._route.connect()
-        elif _dropped(conn):
-            conn.close()
-        fresh = conn.sock is None
+    def post(self, body: bytes) -> tuple[int, Any, bytes]:
+        """POST one chat request on a kept connection: (status, headers, body). A kept connection
+        the server closed while idle is replaced before the request (urllib3 checks), and the
+        request is sent once more if the server closed it as the request went out; a timeout
+        raises TimeoutError, anything else that fails OSError."""
         try:
-            return self._exchange(conn, body)
-        except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
-            # RemoteDisconnected is a ConnectionResetError. A fresh connection that fails so is
-            # the endpoint's failure; a kept one may just have been closed by the server.
-            if fresh:
+            return self._exchange(body)
+        except ConnectionError as e:
+            if not isinstance(e.__cause__, KeptConnectionClosed):
                 raise
-            return self._exchange(conn, body)
+            return self._exchange(body)
 
-    def _exchange(self, conn: http.client.HTTPConnection, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
-        """One request and its whole response on conn, which is closed if anything fails (it
-        reopens on the next request)."""
+    def _exchange(self, body: bytes) -> tuple[int, Any, bytes]:
+        """One request and its whole response, urllib3's failures as the builtin exceptions."""
         try:
-            conn.request("POST", self._route.path, body, self._headers)
-            r = conn.getresponse()
-            return r.status, r.msg, r.read()
-        except BaseException:
-            conn.close()
-            raise
+            r = self._manager.urlopen("POST", self._url, body=body, headers=self._headers, timeout=self._timeout,
+                                      retries=False, redirect=False)
+        except urllib3.exceptions.HTTPError as e:
+            # A refused connection is a NewConnectionError, which urllib3 derives from its timeout.
+            if (isinstance(e, urllib3.exceptions.TimeoutError)
+                    and not isinstance(e, urllib3.exceptions.NewConnectionError)):
+                raise TimeoutError(str(e)) from e
+            # ProtocolError, ProxyError and SSLError carry the socket's error among their arguments.
+            cause = next((a for a in e.args if isinstance(a, BaseException)), e)
+            raise ConnectionError(str(cause) or type(cause).__name__) from cause
+        return r.status, r.headers, r.data
 
     def scrub(self, text: str) -> str:
         """Never let the key reach a record, even if a server echoes it in an error. A key
@@ -386,11 +394,11 @@ class Wire:
 
 class LLMClient:
     """Thread-safe client for one endpoint; config gives seed, sampling (of `role`: 'answer' or
-    'judge'), timeouts, retries and cache. Its parts: the response cache (ResponseCache), the
-    HTTP wire (Wire), the usage count (UsageCounter); here, the calls, their retries and the
-    preflight."""
+    'judge'), timeouts, retries and cache; `workers` threads call it, each kept a connection.
+    Its parts: the response cache (ResponseCache), the HTTP wire (Wire), the usage count
+    (UsageCounter); here, the calls, their retries and the preflight."""
 
-    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer") -> None:
+    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer", workers: int = 1) -> None:
         self.base_url, api_key, self.endpoint_id = endpoint_from_env()
         self.label = endpoint_label(self.base_url)
         self.role = role
@@ -400,7 +408,8 @@ class LLMClient:
         self.max_retries = config["max_retries"]
         self.backoff_s = config["retry_backoff_s"]
         self.cache = ResponseCache(config["cache_dir"] if use_cache else None)
-        self.wire = Wire(self.base_url, api_key, self.timeout_s)
+        # One kept connection per thread that calls it: the stages pass their worker count.
+        self.wire = Wire(self.base_url, api_key, self.timeout_s, workers)
         self.usage = UsageCounter()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
@@ -530,7 +539,7 @@ class LLMClient:
             status, headers, data = self.wire.post(body)
         except TimeoutError:
             return None, self._backoff(None, attempt), "timeout", "timed out"
-        except (OSError, http.client.HTTPException) as e:
+        except OSError as e:
             return None, self._backoff(None, attempt), "connection", self.wire.scrub(str(e) or type(e).__name__)
         self._connection_failures = 0  # the endpoint answered: it is up
         if status in (401, 403):

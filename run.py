@@ -346,8 +346,8 @@ def sort_in_dataset_order(path: str, order: dict) -> None:
     write_atomic(path, "".join(line for _, _, line in rows))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one system; exit 3 when more questions failed than max_error_rate allows."""
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", required=True, help="config.yaml")
     ap.add_argument("--backend", required=True, help="none, oracle, full_context or a backends/ module")
@@ -363,9 +363,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
     ap.add_argument("--extra-wait-s", type=float, default=0.0,
                     help="wait this long after flush before searching (check.py's indexing-lag test)")
-    a = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
-    cfg = load_config(a.config)
+
+def worker_and_repeat_counts(a: argparse.Namespace, cfg: dict) -> tuple[int, int]:
+    """(workers, repeats), the flags' or else the config's; an InputError for a count below 1
+    or a negative --extra-wait-s."""
     workers = a.workers if a.workers is not None else cfg["workers"]
     repeats = a.repeat if a.repeat is not None else cfg["repeats"]
     for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", 1 if a.limit is None else a.limit)):
@@ -373,43 +376,28 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"{flag} must be at least 1")
     if a.extra_wait_s < 0:
         raise InputError("--extra-wait-s must be 0 or more")
-    budgets = parse_budgets(a.budgets, cfg)
-    shard = parse_shard(a.shard)
-    cases = dataset_index(cfg["dataset"])
-    counter = make_counter(cfg["tokenizer"])
-    hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
-    if a.limit is not None:
-        print(f"warning: --limit {a.limit}: only the first {min(a.limit, len(cases))} cases; these numbers are not "
-              f"comparable to a run on the whole dataset", file=sys.stderr)
-    cases = select_cases(cases, a.limit, shard)
-    # The model-free pass needs no endpoint; any other run checks the endpoint variables
-    # before any work is done.
-    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache)
-    system = make_system(a.backend, cfg)
+    return workers, repeats
 
-    identity = {"format": RUN_FORMAT,
-                "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
-                "backend_code_sha256": system_code_sha256(a.backend, cfg),
-                "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
-                "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
-                "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": search_k(cfg, budgets, hit_tokens),
-                "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
-                "answer_sampling": cfg["answer_sampling"], "seed": cfg["seed"],
-                "retrieval_only": a.retrieval_only, "limit": a.limit}
-    questions = [q for c in cases for q in c["questions"]]
-    order = {q["qid"]: i for i, q in enumerate(questions)}
-    keys = {(q["qid"], b, r) for q in questions for b in budgets for r in range(repeats)}
-    if a.fresh and os.path.exists(a.out):
-        os.unlink(a.out)
-    done, dropped = load_done(a.out, identity, keys)
-    print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
-          f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
-          + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
-    if hit_tokens is not None:
-        print(f"budget sweep: one search per question with k={identity['top_k']} (recorded as top_k): enough hits "
-              f"of {hit_tokens:g} tokens, the median turn of the dataset's first case, to fill budget {budgets[-1]}",
-              file=sys.stderr)
 
+def run_identity(a: argparse.Namespace, cfg: dict, system, counter, top_k: int) -> dict:
+    """The contract fields every record of this run carries: a record resumes only under the
+    same ones (load_done)."""
+    return {"format": RUN_FORMAT,
+            "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
+            "backend_code_sha256": system_code_sha256(a.backend, cfg),
+            "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
+            "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
+            "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": top_k,
+            "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
+            "answer_sampling": cfg["answer_sampling"], "seed": cfg["seed"],
+            "retrieval_only": a.retrieval_only, "limit": a.limit}
+
+
+def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, system, client: LLMClient | None,
+                 cases: list[dict], identity: dict, counter, budgets: list[int], repeats: int, done: dict,
+                 total: int, workers: int) -> Writer:
+    """Ingest, search and answer every case with a record still to do, appending the records
+    to a.out as they complete; the Writer says what was written."""
     # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
     # backend that embeds its turns while the model answers starves llama.cpp's spinning thread
     # pool (one generated token took a second instead of 11 ms, bench/README.md) and slows its
@@ -428,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     if client is not None and todo:
         client.preflight(cfg["answer_model"], cfg["answer_max_tokens"])  # exit 2 in seconds if it cannot work
     progress = (Progress(f"run {system.name}", len(todo), "cases") if hold
-                else Progress(f"run {system.name}", len(keys) - len(done), "records"))
+                else Progress(f"run {system.name}", total - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
         writer = Writer(fh, progress, count_records=not hold)
         try:
@@ -453,16 +441,55 @@ def main(argv: list[str] | None = None) -> int:
                 ask(pool, client, cfg, record, prompt)
             if hold:
                 writer.count_records = True
-                progress.switch(len(keys) - len(done), "records", "answering", done=writer.written)
+                progress.switch(total - len(done), "records", "answering", done=writer.written)
             elif not a.retrieval_only:
                 progress.phase("answering")
             for record, completion in pool.results(block=True):
                 writer.write(finish(record, completion))
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
             progress.close()
-            raise type(e)(stop_note("run.py", a.out, len(done) + writer.written - writer.errors, len(keys), "records",
+            raise type(e)(stop_note("run.py", a.out, len(done) + writer.written - writer.errors, total, "records",
                                     argv)) from None
         progress.close()
+    return writer
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one system; exit 3 when more questions failed than max_error_rate allows."""
+    a = parse_args(argv)
+    cfg = load_config(a.config)
+    workers, repeats = worker_and_repeat_counts(a, cfg)
+    budgets = parse_budgets(a.budgets, cfg)
+    shard = parse_shard(a.shard)
+    cases = dataset_index(cfg["dataset"])
+    counter = make_counter(cfg["tokenizer"])
+    hit_tokens = typical_hit_tokens(cfg["dataset"], cases[0]["case_id"], counter) if len(budgets) > 1 else None
+    if a.limit is not None:
+        print(f"warning: --limit {a.limit}: only the first {min(a.limit, len(cases))} cases; these numbers are not "
+              f"comparable to a run on the whole dataset", file=sys.stderr)
+    cases = select_cases(cases, a.limit, shard)
+    # The model-free pass needs no endpoint; any other run checks the endpoint variables
+    # before any work is done.
+    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache, workers=workers)
+    system = make_system(a.backend, cfg)
+    identity = run_identity(a, cfg, system, counter, search_k(cfg, budgets, hit_tokens))
+
+    questions = [q for c in cases for q in c["questions"]]
+    order = {q["qid"]: i for i, q in enumerate(questions)}
+    keys = {(q["qid"], b, r) for q in questions for b in budgets for r in range(repeats)}
+    if a.fresh and os.path.exists(a.out):
+        os.unlink(a.out)
+    done, dropped = load_done(a.out, identity, keys)
+    print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
+          f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
+          + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
+    if hit_tokens is not None:
+        print(f"budget sweep: one search per question with k={identity['top_k']} (recorded as top_k): enough hits "
+              f"of {hit_tokens:g} tokens, the median turn of the dataset's first case, to fill budget {budgets[-1]}",
+              file=sys.stderr)
+
+    writer = answer_cases(a, argv, cfg, system, client, cases, identity, counter, budgets, repeats, done, len(keys),
+                          workers)
     sort_in_dataset_order(a.out, order)
 
     total = len(keys)

@@ -153,19 +153,20 @@ def stage_rate(folder: str, dataset: str, delay_s: float, workers: int, stage: s
         ep.stop()
 
 
-def bare_client(folder: str, ep: Endpoint) -> LLMClient:
-    """The harness's model client pointed at the endpoint, with no cache and no retries."""
+def bare_client(folder: str, dataset: str, ep: Endpoint, workers: int) -> LLMClient:
+    """The harness's model client pointed at the endpoint, with no cache and no retries, for
+    `workers` threads."""
     os.environ["LLM_BASE_URL"], os.environ["LLM_API_KEY"] = ep.url, "bench"
-    cfg = {**load_config(make_config(folder, "unused")), "request_timeout_s": 60, "max_retries": 0,
+    cfg = {**load_config(make_config(folder, dataset)), "request_timeout_s": 60, "max_retries": 0,
            "retry_backoff_s": 0.0}
-    return LLMClient(cfg, use_cache=False)
+    return LLMClient(cfg, use_cache=False, workers=workers)
 
 
-def bare_rate(folder: str, delay_s: float, workers: int, calls: int, raw: bool) -> float:
+def bare_rate(folder: str, dataset: str, delay_s: float, workers: int, calls: int, raw: bool) -> float:
     """The ceiling: C threads calling LLMClient.complete (or raw HTTP) in a loop, no harness."""
     ep = Endpoint(delay_s)
     try:
-        client = bare_client(folder, ep)
+        client = bare_client(folder, dataset, ep, workers)
         left = list(range(calls))
         lock = threading.Lock()
 
@@ -198,8 +199,8 @@ def part_calls(folder: str, concurrency: list[int], delay_s: float) -> None:
     for c in concurrency:
         ideal = c / delay_s
         r = stage_rate(folder, dataset, delay_s, c, "run") / ideal
-        b = bare_rate(folder, delay_s, c, 400, raw=False) / ideal
-        h = bare_rate(folder, delay_s, c, 400, raw=True) / ideal
+        b = bare_rate(folder, dataset, delay_s, c, 400, raw=False) / ideal
+        h = bare_rate(folder, dataset, delay_s, c, 400, raw=True) / ideal
         print(f"  C={c:>2}: run.py {r:.2f}   bare client loop {b:.2f}   raw HTTP loop {h:.2f}")
     c = concurrency[0]
     j = stage_rate(folder, dataset, delay_s, c, "judge") / (c / delay_s)
@@ -224,7 +225,7 @@ def part_overhead(folder: str, rounds: int = 5) -> None:
                            check=True, capture_output=True)
             n, rate = served_rate(ep)
             took["run.py"].append(1 / rate)
-            client, wire, session = bare_client(folder, ep), RawHTTP(ep.url), requests.Session()
+            client, wire, session = bare_client(folder, dataset, ep, 1), RawHTTP(ep.url), requests.Session()
             ask = lambda i: {"model": "m", "messages": [{"role": "user", "content": f"{round_}-{i}"}], "max_tokens": 64}
             calls = {"bare client": lambda i: client.complete("m", ask(i)["messages"], 64),
                      "raw HTTP": lambda i: wire.post(ask(i)),

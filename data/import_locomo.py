@@ -259,8 +259,8 @@ def iter_cases(path: str, captions: bool, report: Report) -> Iterator[tuple[str,
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     with fh:
-        for line, record in iter_json_array(fh, path):
-            where = f"{path}:{line}"
+        for index, record in iter_json_array(fh, path):
+            where = f"{path}[{index}]"
             yield where, convert_conversation(record, where, sha, variant, captions, report)
 
 

@@ -2,7 +2,7 @@
 into memory-bench cases: one case per question, holding that question's own haystack.
 
 What it does (see data/IMPORTING.md for the reasons):
-  - streams the file (LongMemEval-M is 2.75 GB) with a small incremental JSON-array parser;
+  - streams the file (LongMemEval-M is 2.75 GB) one element at a time (ijson);
   - sessions sorted by time (the oracle file is not);
   - turn ids are the official `<session_id>_<1-based index over the session's turns>`;
     a session id repeated inside one haystack is renamed `<id>~<n>` and reported;
@@ -97,25 +97,11 @@ def contract_type(record: dict, where: str) -> tuple[str, str, bool]:
     return ("abstention" if abstention else TYPE_MAP[source_type]), source_type, abstention
 
 
-def convert_record(record: Any, where: str, sha: str, variant: str, report: Report) -> dict | None:
-    """One LongMemEval question record as one case; None when it is dropped (and reported)."""
-    if not isinstance(record, dict):
-        raise InputError(f"{where}: expected a question object, got {type(record).__name__}")
-    qtype, source_type, abstention = contract_type(record, where)
-    qid = record["question_id"]
-    where = f"{where}: question {qid}"
-    for key in record:
-        if key not in KNOWN_FIELDS:
-            report.note("field_ignored", f"{where}: unknown field {key!r} ignored")
-    asked_at = parse_lme_time(require(record, "question_date", str, where), f"{where}: question_date")
-    ids = require(record, "haystack_session_ids", list, where)
-    dates = require(record, "haystack_dates", list, where)
-    raw_sessions = require(record, "haystack_sessions", list, where)
-    if not len(ids) == len(dates) == len(raw_sessions):
-        raise InputError(f"{where}: haystack_session_ids ({len(ids)}), haystack_dates ({len(dates)}) and "
-                         f"haystack_sessions ({len(raw_sessions)}) must have the same length")
-    answer_ids = require(record, "answer_session_ids", list, where)
-
+def convert_sessions(ids: list, dates: list, raw_sessions: list, asked_at: str, where: str,
+                     report: Report) -> tuple[list[dict], dict[str, list[dict]], set[str]]:
+    """The haystack's sessions in file order, with the official turn ids; a session id that
+    repeats is renamed (and reported). Also each original session id's sessions, and the ids of
+    the turns flagged has_answer."""
     sessions: list[dict] = []
     used: set[str] = set(x for x in ids if isinstance(x, str))
     seen: dict[str, int] = {}
@@ -158,26 +144,40 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
         session = {"session_id": final_sid, "timestamp": stamp, "turns": turns, "meta": meta}
         sessions.append(session)
         by_original.setdefault(sid, []).append(session)
+    return sessions, by_original, flagged
 
+
+def in_time_order(sessions: list[dict], where: str, report: Report) -> list[dict]:
+    """The sessions sorted by time, stably; a haystack out of order is reported."""
     order = sorted(range(len(sessions)), key=lambda k: sessions[k]["timestamp"])  # stable
     if order != list(range(len(sessions))):
         report.note("sessions_reordered", f"{where}: haystack not in time order; sessions sorted by date")
-    sessions = [sessions[k] for k in order]
-    late = [s["session_id"] for s in sessions if "after_question" in s["meta"]]
-    question_date = asked_at
-    if late:
-        # LongMemEval's own reader sees every haystack session and "answers the question after
-        # all the interaction sessions" (README). Its compile script draws session times at
-        # random and takes question_date from the question itself when it has one
-        # (data/custom_history/sample_haystack_and_timestamp.py), so a session can land later
-        # on the question's day (77 of 500 S questions: LongMemEval issue #8). They are
-        # history, at times evidence: keep them for every system and ask after the last one.
-        asked_at = sessions[-1]["timestamp"]
-        kind = "asked_at_moved" if asked_at[:10] == question_date[:10] else "asked_at_moved_to_later_day"
-        report.note(kind, f"{where}: {len(late)} session(s) dated after question_date {question_date} "
-                    f"({', '.join(late)}); kept, and asked_at moved to the last one, {asked_at}")
+    return [sessions[k] for k in order]
 
-    flagged_evidence = [t["turn_id"] for s in sessions for t in s["turns"] if t["turn_id"] in flagged]
+
+def asked_after_every_session(sessions: list[dict], question_date: str, where: str, report: Report) -> tuple[str, list]:
+    """(asked_at, the sessions dated after question_date): the time of the last session when
+    some are later than the question's own date (reported), else question_date."""
+    late = [s["session_id"] for s in sessions if "after_question" in s["meta"]]
+    if not late:
+        return question_date, late
+    # LongMemEval's own reader sees every haystack session and "answers the question after
+    # all the interaction sessions" (README). Its compile script draws session times at
+    # random and takes question_date from the question itself when it has one
+    # (data/custom_history/sample_haystack_and_timestamp.py), so a session can land later
+    # on the question's day (77 of 500 S questions: LongMemEval issue #8). They are
+    # history, at times evidence: keep them for every system and ask after the last one.
+    asked_at = sessions[-1]["timestamp"]
+    kind = "asked_at_moved" if asked_at[:10] == question_date[:10] else "asked_at_moved_to_later_day"
+    report.note(kind, f"{where}: {len(late)} session(s) dated after question_date {question_date} "
+                f"({', '.join(late)}); kept, and asked_at moved to the last one, {asked_at}")
+    return asked_at, late
+
+
+def unflagged_answer_sessions(answer_ids: list, by_original: dict[str, list[dict]], flagged: set[str], where: str,
+                              report: Report) -> list[str]:
+    """The answer sessions that flag no turn has_answer (reported, as is an answer session
+    missing from the haystack)."""
     unflagged: list[str] = []
     for aid in answer_ids:
         if aid not in by_original:
@@ -190,6 +190,33 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
     if unflagged:
         report.note("answer_session_unflagged", f"{where}: answer session(s) {', '.join(unflagged)} "
                     f"flag no turn; they add no evidence")
+    return unflagged
+
+
+def convert_record(record: Any, where: str, sha: str, variant: str, report: Report) -> dict | None:
+    """One LongMemEval question record as one case; None when it is dropped (and reported)."""
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: expected a question object, got {type(record).__name__}")
+    qtype, source_type, abstention = contract_type(record, where)
+    qid = record["question_id"]
+    where = f"{where}: question {qid}"
+    for key in record:
+        if key not in KNOWN_FIELDS:
+            report.note("field_ignored", f"{where}: unknown field {key!r} ignored")
+    question_date = parse_lme_time(require(record, "question_date", str, where), f"{where}: question_date")
+    ids = require(record, "haystack_session_ids", list, where)
+    dates = require(record, "haystack_dates", list, where)
+    raw_sessions = require(record, "haystack_sessions", list, where)
+    if not len(ids) == len(dates) == len(raw_sessions):
+        raise InputError(f"{where}: haystack_session_ids ({len(ids)}), haystack_dates ({len(dates)}) and "
+                         f"haystack_sessions ({len(raw_sessions)}) must have the same length")
+    answer_ids = require(record, "answer_session_ids", list, where)
+
+    sessions, by_original, flagged = convert_sessions(ids, dates, raw_sessions, question_date, where, report)
+    sessions = in_time_order(sessions, where, report)
+    asked_at, late = asked_after_every_session(sessions, question_date, where, report)
+    flagged_evidence = [t["turn_id"] for s in sessions for t in s["turns"] if t["turn_id"] in flagged]
+    unflagged = unflagged_answer_sessions(answer_ids, by_original, flagged, where, report)
     text = require(record, "question", str, where)
     gold = answer_text(require(record, "answer", (str, int), where), where)
     if not flagged_evidence and not abstention:
@@ -218,15 +245,14 @@ def convert_record(record: Any, where: str, sha: str, variant: str, report: Repo
             "meta": {"source": "longmemeval", "variant": variant, "source_sha256": sha}}
 
 
-def iter_records(path: str, bufsize: int) -> Iterator[tuple[int, int, Any]]:
-    """(index, line, record) for each element of the file, streamed."""
+def iter_records(path: str, bufsize: int) -> Iterator[tuple[int, Any]]:
+    """(index, record) for each element of the file, streamed."""
     try:
         fh = open(path, encoding="utf-8")
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     with fh:
-        for index, (line, record) in enumerate(iter_json_array(fh, path, bufsize)):
-            yield index, line, record
+        yield from iter_json_array(fh, path, bufsize)
 
 
 def sample_indices(path: str, per_type: int, seed: int, bufsize: int) -> set[int]:
@@ -235,8 +261,8 @@ def sample_indices(path: str, per_type: int, seed: int, bufsize: int) -> set[int
     rng = random.Random(seed)
     seen: dict[str, int] = {}
     chosen: dict[str, list[int]] = {}
-    for index, line, record in iter_records(path, bufsize):
-        where = f"{path}:{line}"
+    for index, record in iter_records(path, bufsize):
+        where = f"{path}[{index}]"
         if not isinstance(record, dict):
             raise InputError(f"{where}: expected a question object, got {type(record).__name__}")
         qtype = contract_type(record, where)[0]
@@ -271,10 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     keep = sample_indices(a.path, a.per_type, a.seed, a.bufsize) if a.per_type else None
     report = Report()
     with CaseWriter(a.out, report, force=a.force) as writer:
-        for index, line, record in iter_records(a.path, a.bufsize):
+        for index, record in iter_records(a.path, a.bufsize):
             if keep is not None and index not in keep:
                 continue
-            where = f"{a.path}:{line}"
+            where = f"{a.path}[{index}]"
             case = convert_record(record, where, sha, variant, report)
             if case is None:
                 continue

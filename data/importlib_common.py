@@ -6,7 +6,6 @@ Not a script; the importers put the repository root and data/ on sys.path, then 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -20,8 +19,9 @@ from fileio import atomic_open, dumps, not_utf8_error
 # 1 MiB of text per read: big enough that LongMemEval-M (about 5 MB per record) needs only a
 # few reads per record, small enough that memory stays at one record plus one chunk.
 DEFAULT_BUFSIZE = 1 << 20
-# What may follow an array element.
-DELIMITERS = " \t\r\n,]"
+# The first line of ijson's message for these faults, in its C backend and its pure-Python one.
+TRUNCATED = ("parse error: premature EOF", "Incomplete JSON content")
+TRAILING = ("parse error: trailing garbage", "Additional data found")
 
 # Type strings a hand-written dataset may use, after lower-casing and turning '-' and ' ' into
 # '_'. Only the obvious spellings: anything else is an error unless --default-type is given,
@@ -79,85 +79,70 @@ def require(obj: dict, key: str, kind: type | tuple, where: str) -> Any:
 # Streaming JSON array reader
 # ---------------------------------------------------------------------------------------------
 
-def iter_json_array(fh: IO[str], path: str, bufsize: int = DEFAULT_BUFSIZE) -> Iterator[tuple[int, Any]]:
-    """Yield (line, element) for each element of the top-level JSON array in fh, reading it in
-    chunks so that memory holds one element at a time; line is where the element starts.
+class Utf8Reader:
+    """A text file's content as UTF-8 bytes, which ijson reads, after a head already read from
+    it; a chunk that is not UTF-8 is the InputError naming the line (fileio.not_utf8_error)."""
 
-    json.JSONDecoder.raw_decode parses one element from the buffer; when the buffer ends inside
-    the element it fails (or, for a bare number, stops early), so we read more and retry. Each
-    retry at least doubles the buffer, which keeps a long element linear rather than quadratic.
-    A syntax error in the middle of the file is only reported once the rest has been read,
-    because a truncated buffer and a broken file raise the same error.
-    """
-    decoder = json.JSONDecoder()
-    buf, pos, line, eof = "", 0, 1, False
+    def __init__(self, head: str, fh: IO[str], path: str) -> None:
+        self._head, self._fh, self._path = head.encode("utf-8"), fh, path
 
-    def fill(minimum: int) -> bool:
-        nonlocal buf, pos, eof
-        if eof:
-            return False
-        # Drop what has been consumed before growing, so the buffer holds one element.
-        buf, pos = buf[pos:], 0
+    def read(self, n: int = -1) -> bytes:
+        """Up to n characters of text, encoded (the head first)."""
+        if self._head and n:
+            head, self._head = self._head, b""
+            return head
         try:
-            chunk = fh.read(max(bufsize, minimum))
+            return self._fh.read(n).encode("utf-8")
+        except UnicodeDecodeError:
+            raise not_utf8_error(self._path) from None
+
+
+def array_head(fh: IO[str], path: str) -> str:
+    """The text that opens the file up to its '[' (without a byte-order mark), read from fh; an
+    InputError naming the line if it does not open a JSON array, which ijson alone would read
+    as an array without elements."""
+    head, line = "", 1
+    while True:
+        try:
+            char = fh.read(1)
         except UnicodeDecodeError:
             raise not_utf8_error(path) from None
-        if not chunk:
-            eof = True
-            return False
-        buf += chunk
-        return True
+        if char == "[":
+            return head + char
+        if not char or char not in " \t\r\n\ufeff":
+            raise InputError(f"{path}:{line}: expected a JSON array ('[') at the top level")
+        head += char if char != "\ufeff" else ""
+        line += char == "\n"
 
-    def skip_ws() -> None:
-        nonlocal pos, line
-        while True:
-            while pos < len(buf) and buf[pos] in " \t\r\n\ufeff":
-                line += buf[pos] == "\n"
-                pos += 1
-            if pos < len(buf) or not fill(0):
-                return
 
-    skip_ws()
-    if pos >= len(buf) or buf[pos] != "[":
-        raise InputError(f"{path}:{line}: expected a JSON array ('[') at the top level")
-    pos += 1
-    first = True
-    while True:
-        skip_ws()
-        if pos >= len(buf):
-            raise InputError(f"{path}:{line}: the file ends inside the top-level array")
-        if buf[pos] == "]":
-            pos += 1
-            break
-        if not first:
-            if buf[pos] != ",":
-                raise InputError(f"{path}:{line}: expected ',' or ']' between array elements, "
-                                 f"got {buf[pos]!r}")
-            pos += 1
-            skip_ws()
-        first = False
-        start_line = line
-        while True:
-            try:
-                value, end = decoder.raw_decode(buf, pos)
-            except json.JSONDecodeError as e:
-                if fill(len(buf) - pos):
-                    continue
-                raise InputError(f"{path}:{start_line + buf.count(chr(10), pos, e.pos)}: invalid JSON "
-                                 f"in array element: {e.msg}") from None
-            # Objects, arrays and strings end with their own delimiter, but a number may go on
-            # in the next chunk ("12" of "123", "-0" of "-0.5e3"): accept one only when a
-            # delimiter follows it, or at the end of the file.
-            if (not isinstance(value, (dict, list, str)) and (end == len(buf) or buf[end] not in DELIMITERS)
-                    and fill(len(buf) - pos)):
-                continue
-            break
-        line += buf.count("\n", pos, end)
-        pos = end
-        yield start_line, value
-    skip_ws()
-    if pos < len(buf):
-        raise InputError(f"{path}:{line}: unexpected data after the top-level array")
+def elements(n: int) -> str:
+    """'1 element', '2 elements'."""
+    return f"{n} element" + ("" if n == 1 else "s")
+
+
+def iter_json_array(fh: IO[str], path: str, bufsize: int = DEFAULT_BUFSIZE) -> Iterator[tuple[int, Any]]:
+    """Yield (index, element) for each element of the top-level JSON array in fh, parsed by
+    ijson in chunks of bufsize characters, so that memory holds one element at a time. Errors
+    name the element by its index, as jq's `.[index]` finds it: ijson does not say where in the
+    file an element starts."""
+    try:
+        import ijson  # the importers' requirement, not the core's
+    except ImportError:
+        raise InputError("reading a JSON array needs ijson; install it with: "
+                         "pip install -r data/requirements.txt") from None
+    head = array_head(fh, path)
+    count = 0
+    try:
+        for value in ijson.items(Utf8Reader(head, fh, path), "item", use_float=True, buf_size=bufsize):
+            yield count, value
+            count += 1
+    except ijson.JSONError as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if message.startswith(TRUNCATED):
+            raise InputError(f"{path}: the file ends inside the top-level array, after {elements(count)}") from None
+        if message.startswith(TRAILING):
+            raise InputError(f"{path}: unexpected data after the top-level array of {elements(count)}") from None
+        raise InputError(f"{path}[{count}]: invalid JSON in the top-level array: {message}") from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ scripted through POST /_control (or .script): a list of steps consumed one per c
 each {"status": 429, "retry_after": "0"} or {"status": 500} or {"status": 400} or
 {"delay_s": 1.5}, or {"content": ""} / {"finish_reason": "length"} to change a normal reply;
 {"then_close": true} closes the connection after the reply without saying so (a server's idle
-keep-alive timeout), {"then_stop": true} also stops the server, whose port then refuses
-connections until a FakeLLM(port=...) serves it again.
+keep-alive timeout), {"drop": true} reads the request and closes the connection without any
+reply (a server closing a kept connection as a request arrives), {"then_stop": true} also
+stops the server, whose port then refuses connections until a FakeLLM(port=...) serves it
+again.
 .delay_all_s delays every request (a slow endpoint); .fault_rate makes that share of requests
 fail at random (a fixed seed) with a 429 + Retry-After, a 500 or a stall of
 .fault_stall_s (a client timeout), in equal parts. .judge_always = "correct" makes every judge
@@ -21,7 +23,8 @@ for is refused for every request, preflight included: .refused_params names requ
 answered with a 400 naming the field (as OpenAI answers max_tokens for a reasoning model),
 .models (when set) the only models served (others get a 404), .api_key (when set) the only key
 accepted (others get a 401); .fail_all (a status) answers every request so.
-.bodies holds every chat request's body.
+.bodies holds every chat request's body, .auth_headers and .proxy_auth_headers its
+Authorization and Proxy-Authorization headers (None: not sent); .connections counts the connections accepted.
 GET /_stats returns how many chat requests arrived (preflights included, and apart), and the
 times of the first question request and of the last reply.
 """
@@ -68,7 +71,9 @@ class FakeLLM:
     def __init__(self, port: int = 0) -> None:
         self.script: list[dict] = []
         self.requests = 0
+        self.connections = 0
         self.auth_headers: list[str] = []
+        self.proxy_auth_headers: list[str | None] = []
         self.accepted_formats: tuple = ("json_schema", "json_object")  # response_format types it takes
         self.formats_seen: list = []
         self.delay_all_s = 0.0
@@ -98,6 +103,11 @@ class FakeLLM:
 
             def log_message(self, *args) -> None:  # keep pytest output clean
                 pass
+
+            def setup(self) -> None:  # one handler per connection
+                super().setup()
+                with server.lock:
+                    server.connections += 1
 
             def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
                 data = json.dumps(body).encode()
@@ -134,6 +144,7 @@ class FakeLLM:
                     if server.first_at is None and not preflight:
                         server.first_at = time.monotonic()
                     server.auth_headers.append(self.headers.get("Authorization", ""))
+                    server.proxy_auth_headers.append(self.headers.get("Proxy-Authorization"))
                     step = server.script.pop(0) if server.script and not preflight else {}
                     if (not step and not preflight and server.fault_rate
                             and server._fault_rng.random() < server.fault_rate):
@@ -162,6 +173,9 @@ class FakeLLM:
                 server.formats_seen.append(fmt["type"] if fmt else None)
                 if fmt and fmt["type"] not in server.accepted_formats:
                     self._send(400, {"error": {"message": f"response_format {fmt['type']} not supported"}})
+                    return
+                if step.get("drop"):
+                    self.close_connection = True
                     return
                 if "delay_s" in step or server.delay_all_s:
                     time.sleep(step.get("delay_s", server.delay_all_s))

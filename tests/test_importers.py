@@ -94,7 +94,7 @@ TRICKY = ('[\n  {"a": "x], [y", "b": [1, 2, {"c": "\\"}"}]},\n  12345,\n  -0.5e3
 def test_stream_parser_matches_json_loads_on_small_buffers(bufsize: int) -> None:
     got = list(common.iter_json_array(io.StringIO(TRICKY), "t.json", bufsize))
     assert [v for _, v in got] == json.loads(TRICKY)
-    assert [line for line, _ in got] == [2, 3, 4, 4, 5, 5, 6, 7, 7, 7]
+    assert [index for index, _ in got] == list(range(10))
 
 
 @pytest.mark.parametrize("bufsize", [1, 4, 1 << 20])
@@ -107,22 +107,42 @@ def test_stream_parser_on_real_records(bufsize: int) -> None:
     assert got == expected
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ('{"a": 1}', 1, "expected a JSON array"),
-    ('[1, 2', 1, "ends inside"),
-    ('[1, 2]\n x', 2, "unexpected data after"),
-    ('[1\n 2]', 2, "expected ',' or ']'"),
-    ('[1,\n {"a": }]', 2, "invalid JSON"),
-    ('', 1, "expected a JSON array"),
+def test_stream_parser_yields_the_first_element_before_reading_the_rest_of_the_file() -> None:
+    text = "[" + ",".join(json.dumps({"i": i, "pad": "x" * 100}) for i in range(1000)) + "]"
+    fh = io.StringIO(text)
+    elements = common.iter_json_array(fh, "t.json", 64)
+    assert next(elements) == (0, {"i": 0, "pad": "x" * 100})
+    assert fh.tell() < 1000 < len(text)
+    assert [i for i, _ in elements] == list(range(1, 1000))
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"a": 1}', "t.json:1: expected a JSON array ('[') at the top level"),
+    ('\n\n x[]', "t.json:3: expected a JSON array ('[') at the top level"),
+    ('', "t.json:1: expected a JSON array ('[') at the top level"),
+    ('[1, 2', "t.json: the file ends inside the top-level array, after 2 elements"),
+    ('[{"a": 1},\n {"b": ', "t.json: the file ends inside the top-level array, after 1 element"),
+    ('[1, 2]\n x', "t.json: unexpected data after the top-level array of 2 elements"),
+    ('[1\n 2]', "t.json[1]: invalid JSON in the top-level array: "),
+    ('[1,\n {"a": }]', "t.json[1]: invalid JSON in the top-level array: "),
+    ('[1, 2, 3,]', "t.json[3]: invalid JSON in the top-level array: "),
 ])
-def test_stream_parser_errors_name_path_and_line(text: str, line: int, message: str) -> None:
+def test_stream_parser_errors_name_the_file_and_the_element(text: str, message: str) -> None:
+    # ijson does not say where in the file an element starts: errors inside the array name the
+    # element by its index (jq's .[index]), a file that does not open an array names the line.
     for bufsize in (1, 3, 1 << 20):
-        with pytest.raises(InputError, match=rf"^t\.json:{line}: .*{re.escape(message)}"):
+        with pytest.raises(InputError, match=f"^{re.escape(message)}"):
             list(common.iter_json_array(io.StringIO(text), "t.json", bufsize))
 
 
 def test_stream_parser_empty_array() -> None:
     assert list(common.iter_json_array(io.StringIO(" [ ] \n"), "t.json", 1)) == []
+
+
+def test_stream_parser_without_ijson_names_the_requirements_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ijson", None)  # makes `import ijson` raise ImportError
+    with pytest.raises(InputError, match=re.escape("pip install -r data/requirements.txt")):
+        list(common.iter_json_array(io.StringIO("[]"), "t.json"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +241,7 @@ def test_locomo_malformed_evidence_naming_real_turns_is_repaired(locomo_run: tup
         q = questions[qid]
         assert q["meta"]["repaired_evidence"] == [{"raw": raw, "ids": ids}]
         assert [e for e in q["evidence"] if e in ids] == ids
-        assert f"evidence_repaired: {LOCOMO}:" in err and f"{qid}: {raw!r} read as {ids}" in err
+        assert f"evidence_repaired: {LOCOMO}[" in err and f"{qid}: {raw!r} read as {ids}" in err
     assert sum("repaired_evidence" in q["meta"] for q in questions.values()) == len(LOCOMO_REPAIRS)
     # Its only evidence string was "D30:05": without the repair the question had no evidence.
     assert questions["conv-50-q69"]["evidence"] == ["D30:5"]
@@ -402,7 +422,7 @@ def test_lme_answerable_question_without_flagged_turn_is_dropped_with_a_count(tm
     path = write_lme(str(tmp_path / "longmemeval_oracle.json"), records)
     cases, err = lme_import(tmp_path, capsys, path)
     assert [c["case_id"] for c in cases] == ["q_ok", "q_abs"]
-    assert re.search(r"question_dropped_no_evidence: \S+longmemeval_oracle\.json:\d+: question q_none: multi_hop "
+    assert re.search(r"question_dropped_no_evidence: \S+longmemeval_oracle\.json\[\d+\]: question q_none: multi_hop "
                      r"question with no turn flagged has_answer; dropped", err)
     assert "question_dropped_no_evidence 1" in err and "2 cases" in err
 
@@ -495,7 +515,7 @@ def test_lme_bad_input_exits_2_with_path_and_line(tmp_path: Path, capsys: pytest
     out = str(tmp_path / "out.jsonl")
     code, err = run(lme_mod, [path, "--out", out], capsys)
     assert code == EXIT_BAD_INPUT
-    assert re.search(r"longmemeval_oracle\.json:\d+: question q2: unknown question_type 'single-session-gossip'", err)
+    assert re.search(r"longmemeval_oracle\.json\[\d+\]: question q2: unknown question_type 'single-session-gossip'", err)
     assert not os.path.exists(out)  # nothing partial left behind
     code, err = run(lme_mod, [write_lme(str(tmp_path / "mine.json"), [ok]), "--out", out], capsys)
     assert code == EXIT_BAD_INPUT and "--variant" in err

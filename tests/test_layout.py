@@ -87,12 +87,12 @@ def test_answerability_has_one_definition():
 
 
 # Files and functions a newcomer can hold: no module of the harness (the root, backends/, data/)
-# over 900 lines, no function over 80. The exceptions are those not yet cut down; a new one
-# fails here.
+# over 900 lines, no function over 80. The one exception: rules._contains_gold, whose source is
+# part of RULES_SHA256, the grader identity every cached verdict and golden output carries, so
+# cutting it up would regrade every verdict without changing one.
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 900, 80
 LONG_FILES: set[str] = set()
-LONG_FUNCTIONS = {("check.py", "main"), ("compare.py", "main"), ("judge.py", "main"), ("run.py", "main"),
-                  ("rules.py", "_contains_gold"), (os.path.join("data", "import_longmemeval.py"), "convert_record")}
+LONG_FUNCTIONS = {("rules.py", "_contains_gold")}
 
 
 def test_no_module_is_over_900_lines_and_no_function_over_80():

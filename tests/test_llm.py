@@ -133,6 +133,44 @@ def test_a_kept_connection_the_server_closed_is_replaced_without_an_error_or_a_r
     assert [(c.error, c.attempts) for c in calls] == [(None, 1)] * 4 and fake_llm.requests == 4
 
 
+def test_a_kept_connection_closed_as_the_request_went_out_is_sent_again_once_without_a_retry(tmp_path, fake_llm):
+    cl = client(tmp_path, max_retries=0)
+    fake_llm.script = [{}, {"drop": True}]
+    calls = [cl.complete("m", [{"role": "user", "content": f"q{i}"}], 10) for i in range(2)]
+    assert [(c.error, c.attempts) for c in calls] == [(None, 1)] * 2 and fake_llm.requests == 3
+
+
+def test_a_fresh_connection_closed_without_a_reply_is_a_connection_error_and_is_not_sent_again(tmp_path, fake_llm):
+    fake_llm.script = [{"drop": True}, {"drop": True}]
+    c = client(tmp_path, max_retries=0).complete("m", MSG, 10)
+    assert (c.error, c.attempts) == ("connection", 1) and fake_llm.requests == 1
+
+
+def test_a_kept_connection_closed_twice_as_requests_went_out_is_sent_again_only_once(tmp_path, fake_llm):
+    cl = client(tmp_path, max_retries=0)
+    fake_llm.script = [{}, {"drop": True}, {"drop": True}]
+    assert cl.complete("m", MSG, 10).error is None
+    c = cl.complete("m", [{"role": "user", "content": "q2"}], 10)
+    assert (c.error, c.attempts) == ("connection", 1) and fake_llm.requests == 3
+
+
+def test_the_worker_threads_share_kept_connections_up_to_their_number(tmp_path, fake_llm):
+    import threading
+    cl = LLMClient(load_config(write_config(tmp_path)), workers=3)
+    fake_llm.delay_all_s = 0.2  # every worker's call in flight at once, each on a connection of its own
+
+    errors = []
+    for round_ in range(2):
+        threads = [threading.Thread(target=lambda q: errors.append(cl.complete("m", [{"role": "user", "content": q}],
+                                                                                10).error), args=(f"{round_}-{t}",))
+                   for t in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == [None] * 6 and fake_llm.requests == 6 and fake_llm.connections == 3
+
+
 def test_requests_go_through_the_proxy_the_environment_names_unless_no_proxy_says_otherwise(tmp_path, fake_llm,
                                                                                           monkeypatch):
     import http.client
@@ -177,8 +215,8 @@ def test_requests_go_through_the_proxy_the_environment_names_unless_no_proxy_say
         proxy.server_close()
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's certificate")
-def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(tmp_path, monkeypatch):
+def https_fake_llm(tmp_path) -> tuple[FakeLLM, str]:
+    """A FakeLLM serving https with a self-signed certificate for 127.0.0.1, and the certificate's path."""
     import ssl
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
@@ -188,7 +226,12 @@ def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
-    server.start()
+    return server.start(), str(cert)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's certificate")
+def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(tmp_path, monkeypatch):
+    server, cert = https_fake_llm(tmp_path)
     try:
         monkeypatch.setenv("LLM_BASE_URL", server.url.replace("http://", "https://"))
         monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
@@ -196,9 +239,59 @@ def test_an_https_endpoint_is_verified_against_the_bundle_the_environment_names(
         # A self-signed certificate is not in certifi's bundle.
         with pytest.raises(InputError, match="cannot connect to the model endpoint https://.*CERTIFICATE_VERIFY_FAILED"):
             client(tmp_path).preflight("m", 10)
-        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", cert)
         assert client(tmp_path).complete("m", MSG, 10).text == "I don't know"
     finally:
+        server.stop()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's certificate")
+def test_an_https_endpoint_is_reached_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_path,
+                                                                                                 monkeypatch):
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    tunnels = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_CONNECT(self) -> None:  # relays bytes both ways; it cannot read the TLS inside
+            tunnels.append((self.path, self.headers.get("Proxy-Authorization")))
+            host, port = self.path.rsplit(":", 1)
+            upstream = socket.create_connection((host, int(port)), timeout=10)
+            self.send_response(200, "Connection established")
+            self.end_headers()
+
+            def pump(src: socket.socket, dst: socket.socket) -> None:
+                try:
+                    while data := src.recv(65536):
+                        dst.sendall(data)
+                except OSError:
+                    pass
+                finally:
+                    dst.close()
+            threading.Thread(target=pump, args=(upstream, self.connection), daemon=True).start()
+            pump(self.connection, upstream)
+            self.close_connection = True
+
+    server, cert = https_fake_llm(tmp_path)
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        url = server.url.replace("http://", "https://")
+        monkeypatch.setenv("LLM_BASE_URL", url)
+        monkeypatch.setenv("LLM_API_KEY", API_KEY)
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", cert)
+        monkeypatch.setenv("https_proxy", f"http://user:p%40ss@127.0.0.1:{proxy.server_address[1]}")
+        monkeypatch.setenv("no_proxy", "")
+        assert client(tmp_path).complete("m", MSG, 10).text == "I don't know"
+        assert tunnels == [(url.split("//")[1].split("/")[0], "Basic dXNlcjpwQHNz")]  # user:p@ss
+        assert server.proxy_auth_headers == [None] and server.auth_headers == [f"Bearer {API_KEY}"]
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
         server.stop()
 
 
