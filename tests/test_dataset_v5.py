@@ -64,6 +64,19 @@ def fixture() -> list[dict]:
     return v5.make_split_v5(8, seed=4243, dev=False)
 
 
+def oracle_contexts(path: str, budget: int, counter) -> list:
+    """(question, the oracle's context at the budget) for every question of a file: its evidence
+    turns as the oracle control is given them, cut as every system's hits are."""
+    out = []
+    for case in load_dataset(path):
+        items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
+        for q in case["questions"]:
+            hits = [Hit(text=items[e].text, score=1.0, source_ids=(e,), timestamp=items[e].metadata["timestamp"])
+                    for e in q["evidence"]]
+            out.append((q, build_context(hits, budget, counter)))
+    return out
+
+
 def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: list[dict]) -> None:
     dev = load_dataset(DEV)
     kinds = Counter(q["meta"]["kind"] for c in bundled for q in c["questions"])
@@ -93,43 +106,26 @@ def test_every_questions_evidence_fits_the_default_budget_as_the_oracle_is_given
     # The oracle control's context is the question's evidence turns, cut to the budget as every
     # system's hits are: it brackets the harness only when nothing of the evidence is cut.
     cfg = load_config(CONFIG)
-    counter, budget = make_counter(cfg["tokenizer"]), cfg["context_token_budget"]
-    for case in load_dataset(path):
-        items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
-        for q in case["questions"]:
-            hits = [Hit(text=items[e].text, score=1.0, source_ids=(e,), timestamp=items[e].metadata["timestamp"])
-                    for e in q["evidence"]]
-            assert build_context(hits, budget, counter).hits_cut == 0, q["qid"]
+    for q, context in oracle_contexts(path, cfg["context_token_budget"], make_counter(cfg["tokenizer"])):
+        assert context.hits_cut == 0, q["qid"]
 
 
 def test_version_4_cut_the_oracles_evidence_which_the_pick_now_passes_over() -> None:
     # What version 5 fixes, shown on version 4's file: some aggregation questions' evidence runs
-    # over the budget. The generator's own count of a question's evidence is never below the
-    # count the oracle's context is given (it assumes the longer role and timestamp).
+    # over the budget.
     cfg = load_config(CONFIG)
-    counter, budget = make_counter(cfg["tokenizer"]), cfg["context_token_budget"]
-    over = []
-    for case in load_dataset(os.path.join(ROOT, "data", "cases-v4.jsonl")):
-        items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
-        for q in case["questions"]:
-            hits = [Hit(text=items[e].text, score=1.0, source_ids=(e,), timestamp=items[e].metadata["timestamp"])
-                    for e in q["evidence"]]
-            if build_context(hits, budget, counter).hits_cut:
-                over.append(q["meta"]["kind"])
+    over = [q["meta"]["kind"] for q, context in oracle_contexts(os.path.join(ROOT, "data", "cases-v4.jsonl"),
+                                                                 cfg["context_token_budget"], make_counter(cfg["tokenizer"]))
+            if context.hits_cut]
     assert over and set(over) == {"aggregation"}
 
 
 def test_the_generators_count_of_the_evidence_is_never_below_the_oracles(bundled: list[dict]) -> None:
     # The pick counts a question's evidence before the case is laid out; its count must not be
     # below what the oracle's context costs once roles and timestamps are set.
-    counter = make_counter("approx")
-    for case in bundled:
-        items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
-        texts = {t["turn_id"]: t["text"] for s in case["sessions"] for t in s["turns"]}
-        for q in case["questions"]:
-            hits = [Hit(text=items[e].text, score=1.0, source_ids=(e,), timestamp=items[e].metadata["timestamp"])
-                    for e in q["evidence"]]
-            assert v5.evidence_tokens([texts[e] for e in q["evidence"]]) >= build_context(hits, 10 ** 6, counter).tokens
+    texts = {t["turn_id"]: t["text"] for c in bundled for s in c["sessions"] for t in s["turns"]}
+    for q, context in oracle_contexts(CASES, 10 ** 6, make_counter("approx")):
+        assert v5.evidence_tokens([texts[e] for e in q["evidence"]]) >= context.tokens, q["qid"]
 
 
 def test_coreference_asks_by_what_was_done_to_the_service_never_by_its_name(bundled: list[dict]) -> None:
