@@ -7,6 +7,7 @@ import inspect
 import json
 import os
 import re
+from typing import NamedTuple
 
 import contract
 import normalization
@@ -371,64 +372,41 @@ def _asked(question: tuple[Word, ...]) -> tuple[Word, ...]:
     return question[:ends[-1] + 1]
 
 
-def _contains_gold(record: dict) -> bool:
-    """The containment rule (rules-only grading): the answer states the gold, with its case
-    where case tells words apart, and nothing that could make a reader doubt that the gold is
-    its answer; the question's own words may surround it, inflections and word order included
-    ("The ingestion cluster runs Kafka 3.7." for "Which Kafka version does the ingestion
-    cluster run?"; "Priya Lachance prefers Excalidraw."), and a part of its own may say where
-    the answer comes from ("IT, per the onboarding notes.")."""
+class _Reading(NamedTuple):
+    """An answer read against its question and gold, word by word, for the containment rule."""
+    words: tuple  # the answer's words
+    folds: list  # folded, for the tables of words
+    forms: list  # as written, which keep the case of acronyms, for filler and the question's words
+    gold_words: tuple
+    gold: list  # the gold's forms
+    gold_folds: set
+    q_words: tuple  # the clause of the question that asks
+    question: list  # its folds
+    q_forms: list
+    spans: list  # where the gold stands in the answer
+    inside: set  # the positions of those spans
+    parts: list  # the part of the answer each word is in: a list, an aside, another sentence
+    gold_parts: set
+    restated: set  # positions that restate the question
+    openers: set  # positions of openings ("Sure,", "It's")
+    attributions: set  # positions of where-from parts ("per the onboarding notes")
+    named: set  # positions of an identifier the question names
+    of_date: set  # a year a date gold may restate from the question
+
+
+def _read(record: dict) -> _Reading | None:
+    """The answer read against its question and gold, or None when the gold does not occur."""
     words = _words(record["answer"])
-    # Folded words for the tables of words; forms, which keep the case of acronyms, for filler
-    # and the question's words ("The US tenants" does not restate "the EU tenants", and "US"
-    # is not the filler "us").
     folds, forms = [w.fold for w in words], [w.form for w in words]
     gold_words = _words(record["gold_answer"])
-    gold, gold_folds = [w.form for w in gold_words], {w.fold for w in gold_words}
+    gold = [w.form for w in gold_words]
     q_words = _asked(_words(record["question"]))
-    question, q_forms = [w.fold for w in q_words], [w.form for w in q_words]
+    question = [w.fold for w in q_words]
     spans = _gold_positions(words, gold, "whose" in question)
     if not spans:
-        return False
-    # An answer put as a question states nothing ("Is it Kafka 3.7?"). A question put in the
-    # negative ("Which service does not use Postgres?") is restated the wrong way round by an
-    # answer that drops the negation ("Billing uses Postgres"): the judge's.
-    if "?" in folds or folds[0] in QUESTION_STARTS or NEGATIONS & set(question):
-        return False
+        return None
     inside = {i for s in spans for i in s}
-    # The parts of the answer: a list ("Redis, Valkey"), an aside, another sentence.
     parts = [sum(any(c in PART_BREAKS for c in w.sep) for w in words[1:i + 1]) for i in range(len(words))]
-    gold_parts = {parts[i] for i in inside}
-    # A question about what is now, answered with what was ("Priya Raman was the release
-    # manager" for "Who is the release manager?"): the value may have changed since.
-    if (PRESENT & set(question) and not PAST & set(question)
-            and any(f in PAST and parts[i] in gold_parts for i, f in enumerate(folds))):
-        return False
-    restated = _restated(words, q_words, inside)
-    # No hedge or list word anywhere; a shift word the question itself uses ("How many days
-    # after the outage ...") frames the question, and so does a list word the answer repeats
-    # with the question around it ("between the outage and its fix"), but "blob-gc or
-    # report-fanout" and "Rust and Go" must not pass.
-    if any(t not in gold_folds and (t in HEDGES or t in CONJUNCTIONS and i not in restated
-                                    or t in SHIFTS and t not in question)
-           for i, t in enumerate(folds)):
-        return False
-    # A change the question asks about ("Who took over ledger-sync from Mira Okafor?", "Which
-    # cache replaced memcached?") is restated only with the gold as the new value: before the
-    # change word, and not in the passive ("The data team took over billing from the platform
-    # team", "redis was replaced by memcached" turn the roles around). A number or a date is
-    # not what the question's change is from ("We can deploy again after the freeze on
-    # January 14").
-    if _shape(gold_words[0]) in ("name", "word") and any(
-            f in SHIFTS and i not in inside and (i < spans[0].start or folds[i + 1:i + 2] == ["by"])
-            for i, f in enumerate(folds)):
-        return False
-    # Before the gold, only openings, filler and the question's words: in "Billing runs on
-    # MySQL; reporting runs on Postgres 16" the gold is one of two values stated.
-    openers = _opener_positions(folds)
-    before = [forms[i] for i in range(spans[0].start) if i not in openers]
-    if not _says_nothing_new(before, q_forms):
-        return False
     # An identifier the question names ("mica-3", "INC-7395") is what the question is about, not
     # a candidate, unless the gold is an identifier too ("pike-6").
     identifiers = set() if any(w.glued for w in gold_words[1:]) else \
@@ -440,43 +418,104 @@ def _contains_gold(record: dict) -> bool:
     years = {f for k, f in enumerate(question[1:], 1) if question[k - 1] == "in" and re.fullmatch(r"\d{4}", f)} \
         if any(re.fullmatch(r"m\d\d", g) for g in gold) else set()
     edges = {s.start - 1 for s in spans} | {s.stop for s in spans}
-    of_date = {i for i in edges if 0 <= i < len(words) and folds[i] in years}
+    return _Reading(words, folds, forms, gold_words, gold, {w.fold for w in gold_words}, q_words, question,
+                    [w.form for w in q_words], spans, inside, parts, {parts[i] for i in inside},
+                    _restated(words, q_words, inside), _opener_positions(folds),
+                    _phrase_positions(folds, ATTRIBUTIONS), named,
+                    {i for i in edges if 0 <= i < len(words) and folds[i] in years})
+
+
+def _contains_gold(record: dict) -> bool:
+    """The containment rule (rules-only grading): the answer states the gold, with its case
+    where case tells words apart, and nothing that could make a reader doubt that the gold is
+    its answer; the question's own words may surround it, inflections and word order included
+    ("The ingestion cluster runs Kafka 3.7." for "Which Kafka version does the ingestion
+    cluster run?"; "Priya Lachance prefers Excalidraw."), and a part of its own may say where
+    the answer comes from ("IT, per the onboarding notes.")."""
+    r = _read(record)
+    return (r is not None and not _put_otherwise(r) and not _more_around_gold(r, record)
+            and not _another_candidate(r))
+
+
+def _put_otherwise(r: _Reading) -> bool:
+    """Whether the answer puts the gold as something other than the answer: as a question, as
+    what was, hedged or listed, or as the old side of a change."""
+    folds, question = r.folds, r.question
+    # An answer put as a question states nothing ("Is it Kafka 3.7?"). A question put in the
+    # negative ("Which service does not use Postgres?") is restated the wrong way round by an
+    # answer that drops the negation ("Billing uses Postgres"): the judge's.
+    if "?" in folds or folds[0] in QUESTION_STARTS or NEGATIONS & set(question):
+        return True
+    # A question about what is now, answered with what was ("Priya Raman was the release
+    # manager" for "Who is the release manager?"): the value may have changed since.
+    if (PRESENT & set(question) and not PAST & set(question)
+            and any(f in PAST and r.parts[i] in r.gold_parts for i, f in enumerate(folds))):
+        return True
+    # No hedge or list word anywhere; a shift word the question itself uses ("How many days
+    # after the outage ...") frames the question, and so does a list word the answer repeats
+    # with the question around it ("between the outage and its fix"), but "blob-gc or
+    # report-fanout" and "Rust and Go" must not pass.
+    if any(t not in r.gold_folds and (t in HEDGES or t in CONJUNCTIONS and i not in r.restated
+                                      or t in SHIFTS and t not in question)
+           for i, t in enumerate(folds)):
+        return True
+    # A change the question asks about ("Who took over ledger-sync from Mira Okafor?", "Which
+    # cache replaced memcached?") is restated only with the gold as the new value: before the
+    # change word, and not in the passive ("The data team took over billing from the platform
+    # team", "redis was replaced by memcached" turn the roles around). A number or a date is
+    # not what the question's change is from ("We can deploy again after the freeze on
+    # January 14").
+    return _shape(r.gold_words[0]) in ("name", "word") and any(
+        f in SHIFTS and i not in r.inside and (i < r.spans[0].start or folds[i + 1:i + 2] == ["by"])
+        for i, f in enumerate(folds))
+
+
+def _more_around_gold(r: _Reading, record: dict) -> bool:
+    """Whether the words right around the gold say more than the gold: another value before it,
+    one of its shape beside it, an outdated answer, or a step on the way to another answer."""
+    forms = r.forms
+    # Before the gold, only openings, filler and the question's words: in "Billing runs on
+    # MySQL; reporting runs on Postgres 16" the gold is one of two values stated.
+    before = [forms[i] for i in range(r.spans[0].start) if i not in r.openers]
+    if not _says_nothing_new(before, r.q_forms):
+        return True
     # Right before the gold, filler, the end of an opening, or a word of another shape than the
     # gold's first ("for ulmus-graph 51 days"): a value of the gold's shape there may be listed
     # beside it ("Mira Okafor, Tariq Mbeki").
-    j = spans[0].start - 1
-    if (j >= 0 and forms[j] not in FILLER and j not in openers | named | of_date
-            and j not in restated and _shape(words[j]) == _shape(gold_words[0])):
-        return False
+    j = r.spans[0].start - 1
+    if (j >= 0 and forms[j] not in FILLER and j not in r.openers | r.named | r.of_date
+            and j not in r.restated and _shape(r.words[j]) == _shape(r.gold_words[0])):
+        return True
     outdated = (record.get("meta") or {}).get("outdated_answers", [])  # optional in meta
-    if any(o != gold and _contains(forms, o) for o in ([w.form for w in _words(x)] for x in outdated)):
-        return False
+    if any(o != r.gold and _contains(forms, o) for o in ([w.form for w in _words(x)] for x in outdated)):
+        return True
     # After the gold, nothing new: in "12 vegetarian and 4 vegan, so 16" the gold "4" is a
     # step on the way to another answer. Openings and attributions state nothing.
-    attributions = _phrase_positions(folds, ATTRIBUTIONS)
-    after = [forms[i] for i in range(spans[-1].stop, len(words)) if i not in openers | attributions]
-    if not _says_nothing_new(after, q_forms):
-        return False
-    # No other candidate value anywhere: a number or a date part besides the gold's (a year
-    # added to a yearless date is another claim); a name from the question when the gold is a
-    # name ("Tariq Mbeki took over from Mira Okafor" for "Who took over from Mira Okafor?");
-    # an option the question offers ("spaces, tabs"); a word of the gold repeated outside it
-    # ("the billing team, the platform team"), except where the answer restates the question
-    # around it; and in another part of the answer (after a comma, a bracket, another
-    # sentence) nothing but filler, openings and attributions.
-    names = _names(q_words, skip_first=True) if _names(gold_words, skip_first=False) else set()
-    options = _choice_words(q_words)
-    shared = {f for f in gold_folds if f in question and f not in FILLER}
-    for i, (w, f) in enumerate(zip(words, folds)):
-        if i in inside:
+    after = [forms[i] for i in range(r.spans[-1].stop, len(r.words)) if i not in r.openers | r.attributions]
+    return not _says_nothing_new(after, r.q_forms)
+
+
+def _another_candidate(r: _Reading) -> bool:
+    """Whether the answer holds another candidate value anywhere: a number or a date part
+    besides the gold's (a year added to a yearless date is another claim); a name from the
+    question when the gold is a name ("Tariq Mbeki took over from Mira Okafor" for "Who took
+    over from Mira Okafor?"); an option the question offers ("spaces, tabs"); a word of the
+    gold repeated outside it ("the billing team, the platform team"), except where the answer
+    restates the question around it; and in another part of the answer (after a comma, a
+    bracket, another sentence) anything but filler, openings and attributions."""
+    names = _names(r.q_words, skip_first=True) if _names(r.gold_words, skip_first=False) else set()
+    options = _choice_words(r.q_words)
+    shared = {f for f in r.gold_folds if f in r.question and f not in FILLER}
+    for i, (w, f) in enumerate(zip(r.words, r.folds)):
+        if i in r.inside:
             continue
-        if any(c.isdigit() for c in f) and not (i in named or i in of_date or i in restated):
-            return False
-        if f in names and not (i in named or i in restated) or f in options or f in shared and i not in restated:
-            return False
-        if parts[i] not in gold_parts and w.form not in FILLER and i not in openers | attributions:
-            return False
-    return True
+        if any(c.isdigit() for c in f) and not (i in r.named or i in r.of_date or i in r.restated):
+            return True
+        if f in names and not (i in r.named or i in r.restated) or f in options or f in shared and i not in r.restated:
+            return True
+        if r.parts[i] not in r.gold_parts and w.form not in FILLER and i not in r.openers | r.attributions:
+            return True
+    return False
 
 
 def deterministic(record: dict, with_judge: bool) -> tuple[str, str] | None:
@@ -519,7 +558,8 @@ RULE_FUNCTIONS = ("is_answerable", "rubric_for", "_date_token", "_named_day", "n
                   "_words", "verdict_normalize", "_folded", "declines", "_same_word", "_says_nothing_new", "_gap",
                   "pure_abstention", "_phrases", "verdict_equal", "_spans", "_contains", "_opener_positions",
                   "_phrase_positions", "_choice_words", "_names", "_shape", "_plain", "_value_runs", "_restated",
-                  "_gold_positions", "_asked", "_contains_gold", "deterministic", "porter_stem", "_consonant",
+                  "_gold_positions", "_asked", "_Reading", "_read", "_contains_gold", "_put_otherwise",
+                  "_more_around_gold", "_another_candidate", "deterministic", "porter_stem", "_consonant",
                   "_measure", "_has_vowel", "_cvc", "_suffix_rule", "_step1", "_step2", "_step4", "_step5")
 
 
