@@ -39,6 +39,10 @@ MENTION_SHARE = 0.7  # short mentions per statement
 class Case4(cases_v3.Case3):
     """A version 3 case with longer statements and short mentions among them."""
 
+    aside_counts = LONG_ASIDES  # later versions set their own odds, bank and share here
+    asides = P.LONG_ASIDES
+    mention_share = MENTION_SHARE
+
     def __init__(self, rng: random.Random, case_id: str, pools: dict) -> None:
         super().__init__(rng, case_id, pools)
         self.short = False  # while True, say() adds turns as they are written (mentions)
@@ -49,8 +53,8 @@ class Case4(cases_v3.Case3):
         if self.short:  # an opener with version 3's odds, so that openers do not mark statements
             return cases_v3.cap(r.choice(cases_v3.P.OPENERS) + text, set(self.services))
         out = super().dress(text)
-        for _ in range(r.choice(LONG_ASIDES)):
-            out += " " + r.choice(P.LONG_ASIDES).format(p=r.choice(self.people), n=r.randint(3, 40))
+        for _ in range(r.choice(self.aside_counts)):
+            out += " " + r.choice(self.asides).format(p=r.choice(self.people), n=r.randint(3, 40))
         return out
 
     def chatter(self) -> None:
@@ -59,7 +63,7 @@ class Case4(cases_v3.Case3):
         r = self.rng
         statements = sum(len(u.texts) for u in self.units)
         self.short = True
-        for _ in range(int(statements * MENTION_SHARE)):
+        for _ in range(int(statements * self.mention_share)):
             self.say(self.anywhere(), r.choice(P.MENTIONS).format(svc=r.choice(self.services),
                                                                   p=r.choice(self.people).split()[0]))
         self.short = False

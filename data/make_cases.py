@@ -17,9 +17,11 @@ misses, selective forgetting); see data/README.md. Version 3 (data/cases-v3.json
 data/dev-v3.jsonl) is made by data/cases_v3.py: its evidence is a random pick among many turns
 that look like it. Version 4 (data/cases-v4.jsonl, data/dev-v4.jsonl) is made by
 data/cases_v4.py: version 3's cases with long statements and short mentions, as in real chat.
-Version 5 (data/cases-v5.jsonl, data/dev-v5.jsonl, the default) is made by data/cases_v5.py:
-version 4's cases, every question's evidence within the default budget, coreference asked by
-what was done to the service. Versions 1 to 4 stay as they were, byte for byte.
+Version 5 (data/cases-v5.jsonl, data/dev-v5.jsonl) is made by data/cases_v5.py: version 4's
+cases, every question's evidence within the default budget, coreference asked by what was done
+to the service. Version 6 (data/cases-v6.jsonl, data/dev-v6.jsonl, the default) is made by
+data/cases_v6.py: version 5's cases with the words questions are asked in said as often in turns
+that answer nothing. Versions 1 to 5 stay as they were, byte for byte.
 
 Usage:
   python data/make_cases.py                       # writes every version's test and dev files
@@ -40,6 +42,7 @@ from fileio import check_generated, dumps, write_atomic  # noqa: E402
 import cases_v3  # noqa: E402
 import cases_v4  # noqa: E402
 import cases_v5  # noqa: E402
+import cases_v6  # noqa: E402
 from cases_v1 import make_split  # noqa: E402
 from cases_v2 import V2_DEV_CASES, V2_FILES, V2_TEST_CASES, make_split_v2  # noqa: E402
 
@@ -54,8 +57,8 @@ def render(cases: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--version", choices=("1", "2", "3", "4", "5", "all"), default="all",
-                    help="which version's files to write or check (default: all five)")
+    ap.add_argument("--version", choices=("1", "2", "3", "4", "5", "6", "all"), default="all",
+                    help="which version's files to write or check (default: all six)")
     ap.add_argument("--test-cases", type=int, default=46, help="version 1 test cases")
     ap.add_argument("--dev-cases", type=int, default=12, help="version 1 dev cases")
     ap.add_argument("--v2-test-cases", type=int, default=V2_TEST_CASES)
@@ -66,12 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--v4-dev-cases", type=int, default=cases_v4.DEV_CASES)
     ap.add_argument("--v5-test-cases", type=int, default=cases_v5.TEST_CASES)
     ap.add_argument("--v5-dev-cases", type=int, default=cases_v5.DEV_CASES)
+    ap.add_argument("--v6-test-cases", type=int, default=cases_v6.TEST_CASES)
+    ap.add_argument("--v6-dev-cases", type=int, default=cases_v6.DEV_CASES)
     ap.add_argument("--out-dir", default=HERE)
     ap.add_argument("--check", action="store_true",
                     help="regenerate in memory and exit 2 if the files on disk differ")
     a = ap.parse_args(argv)
     if min(a.test_cases, a.dev_cases, a.v2_test_cases, a.v2_dev_cases, a.v3_test_cases, a.v3_dev_cases, a.v4_test_cases,
-           a.v4_dev_cases, a.v5_test_cases, a.v5_dev_cases) < 1:
+           a.v4_dev_cases, a.v5_test_cases, a.v5_dev_cases, a.v6_test_cases, a.v6_dev_cases) < 1:
         print("error: every --*-cases count must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     outputs = {}
@@ -90,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.version in ("5", "all"):
         outputs[cases_v5.FILES["test"]] = render(cases_v5.make_split_v5(a.v5_test_cases, a.seed + 8, dev=False))
         outputs[cases_v5.FILES["dev"]] = render(cases_v5.make_split_v5(a.v5_dev_cases, a.seed + 9, dev=True))
+    if a.version in ("6", "all"):
+        outputs[cases_v6.FILES["test"]] = render(cases_v6.make_split_v6(a.v6_test_cases, a.seed + 10, dev=False))
+        outputs[cases_v6.FILES["dev"]] = render(cases_v6.make_split_v6(a.v6_dev_cases, a.seed + 11, dev=True))
     for name, text in outputs.items():
         path = os.path.join(a.out_dir, name)
         if a.check:

@@ -1,4 +1,4 @@
-"""The fifth version of the bundled dataset (data/cases-v5.jsonl, data/dev-v5.jsonl), the default:
+"""The fifth version of the bundled dataset (data/cases-v5.jsonl, data/dev-v5.jsonl):
 version 4's cases, every question's evidence within the default budget, so that the oracle
 control is given all of it, and coreference asked by what was done to the service. Valid and
 sized as documented; every per-kind test and check of versions 3 and 4 holds on it (collected
@@ -23,7 +23,7 @@ import cases_v4 as v4  # noqa: E402
 import cases_v5 as v5  # noqa: E402
 from config import load_config  # noqa: E402
 from context import build_context, make_counter  # noqa: E402
-from contract import Hit, session_items  # noqa: E402
+from run import Control  # noqa: E402
 from dataset import load_dataset  # noqa: E402
 # Versions 3's and 4's tests, run on this module's `bundled` and `fixture` (pytest resolves a
 # fixture from the module a test is collected in).
@@ -59,26 +59,29 @@ def bundled() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
+def dev() -> list[dict]:
+    return load_dataset(DEV)
+
+
+@pytest.fixture(scope="module")
 def fixture() -> list[dict]:
     """Eight cases made in memory with a seed of their own: eight questions of each kind."""
     return v5.make_split_v5(8, seed=4243, dev=False)
 
 
-def oracle_contexts(path: str, budget: int, counter) -> list:
-    """(question, the oracle's context at the budget) for every question of a file: its evidence
-    turns as the oracle control is given them, cut as every system's hits are."""
-    out = []
-    for case in load_dataset(path):
-        items = {it.item_id: it for s in case["sessions"] for it in session_items(s)}
+def oracle_contexts(cases: list[dict], budget: int, counter) -> list:
+    """(question, the oracle's context at the budget) for every question of the cases: the hits
+    run.py's oracle control gives, cut as every system's hits are."""
+    oracle, out = Control("oracle"), []
+    for case in cases:
+        oracle.ingest(case, case["case_id"], {}, 0.0)
         for q in case["questions"]:
-            hits = [Hit(text=items[e].text, score=1.0, source_ids=(e,), timestamp=items[e].metadata["timestamp"])
-                    for e in q["evidence"]]
+            hits, _ = oracle.hits(case, q, case["case_id"], 0)
             out.append((q, build_context(hits, budget, counter)))
     return out
 
 
-def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: list[dict]) -> None:
-    dev = load_dataset(DEV)
+def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: list[dict], dev: list[dict]) -> None:
     kinds = Counter(q["meta"]["kind"] for c in bundled for q in c["questions"])
     assert set(kinds) == set(v3.KINDS) and min(kinds.values()) >= 40 and sum(kinds.values()) >= 300
     assert dict(Counter(q["type"] for c in bundled for q in c["questions"])) == EXPECTED_TYPES
@@ -89,24 +92,19 @@ def test_the_files_validate_and_every_kind_has_at_least_40_questions(bundled: li
     assert {c["meta"]["generator"] for c in bundled + dev} == {v5.GENERATOR}
 
 
-def test_version_5_is_the_default_dataset_and_its_budget_is_the_generators() -> None:
-    cfg = load_config(CONFIG)
-    assert cfg["dataset"] == CASES
-    assert cfg["context_token_budget"] == v5.EVIDENCE_BUDGET and cfg["tokenizer"] == "approx"
-
-
 def test_the_published_versions_are_unchanged() -> None:
     for name, digest in PUBLISHED.items():
         with open(os.path.join(ROOT, "data", name), "rb") as fh:
             assert hashlib.sha256(fh.read()).hexdigest() == digest, name
 
 
-@pytest.mark.parametrize("path", [CASES, DEV])
-def test_every_questions_evidence_fits_the_default_budget_as_the_oracle_is_given_it(path: str) -> None:
+def test_every_questions_evidence_fits_the_default_budget_as_the_oracle_is_given_it(bundled: list[dict],
+                                                                                    dev: list[dict]) -> None:
     # The oracle control's context is the question's evidence turns, cut to the budget as every
     # system's hits are: it brackets the harness only when nothing of the evidence is cut.
     cfg = load_config(CONFIG)
-    for q, context in oracle_contexts(path, cfg["context_token_budget"], make_counter(cfg["tokenizer"])):
+    assert cfg["context_token_budget"] == v5.EVIDENCE_BUDGET and cfg["tokenizer"] == "approx"
+    for q, context in oracle_contexts(bundled + dev, cfg["context_token_budget"], make_counter(cfg["tokenizer"])):
         assert context.hits_cut == 0, q["qid"]
 
 
@@ -114,7 +112,7 @@ def test_version_4_cut_the_oracles_evidence_which_the_pick_now_passes_over() -> 
     # What version 5 fixes, shown on version 4's file: some aggregation questions' evidence runs
     # over the budget.
     cfg = load_config(CONFIG)
-    over = [q["meta"]["kind"] for q, context in oracle_contexts(os.path.join(ROOT, "data", "cases-v4.jsonl"),
+    over = [q["meta"]["kind"] for q, context in oracle_contexts(load_dataset(os.path.join(ROOT, "data", "cases-v4.jsonl")),
                                                                  cfg["context_token_budget"], make_counter(cfg["tokenizer"]))
             if context.hits_cut]
     assert over and set(over) == {"aggregation"}
@@ -124,7 +122,7 @@ def test_the_generators_count_of_the_evidence_is_never_below_the_oracles(bundled
     # The pick counts a question's evidence before the case is laid out; its count must not be
     # below what the oracle's context costs once roles and timestamps are set.
     texts = {t["turn_id"]: t["text"] for c in bundled for s in c["sessions"] for t in s["turns"]}
-    for q, context in oracle_contexts(CASES, 10 ** 6, make_counter("approx")):
+    for q, context in oracle_contexts(bundled, 10 ** 6, make_counter("approx")):
         assert v5.evidence_tokens([texts[e] for e in q["evidence"]]) >= context.tokens, q["qid"]
 
 
