@@ -45,8 +45,9 @@ def test_the_default_budget_is_what_top_k_typical_turns_of_the_default_dataset_f
     assert math.ceil(cfg["context_token_budget"] / typical) == cfg["top_k"], typical
 
 
-def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_llm, config, monkeypatch):
+def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_llm, monkeypatch):
     import backends.keyword
+    config = write_config(tmp_path, top_k=10, context_token_budget=270)
     searches = []
     original = backends.keyword.KeywordBackend.search
     monkeypatch.setattr(backends.keyword.KeywordBackend, "search",
@@ -57,7 +58,7 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
     assert len(recs) == 6 * 3 and len(searches) == 6
     # k fills the largest budget with hits of the typical size: the first case's six turns, as
     # context lines, are 24, 17, 22, 22, 18 and 23 tokens (approx, len // 4), median 22, and
-    # ceil(2000 / 22) = 91 is above top_k 10 scaled by 2000 / 1200 (17).
+    # ceil(2000 / 22) = 91 is above top_k 10 scaled by 2000 / 270 (75).
     assert set(searches) == {91}
     assert all(r["top_k"] == 91 for r in recs)
     by_q: dict = {}
@@ -77,7 +78,8 @@ def test_a_budget_sweep_searches_once_and_answers_at_each_budget(tmp_path, fake_
 
 
 def test_a_single_budget_searches_with_the_configured_top_k_and_a_sweep_with_the_same_k_in_every_shard(
-        tmp_path, fake_llm, config, capsys):
+        tmp_path, fake_llm, capsys):
+    config = write_config(tmp_path, top_k=10, context_token_budget=270)  # k from the first case wins: 91 > 75
     out = tmp_path / "one.jsonl"
     assert run_system(config, "keyword", out, "--retrieval-only", "--budgets", "8000") == 0
     assert {r["top_k"] for r in records(out)} == {10}  # the contract's k, whatever the budget
