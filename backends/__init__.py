@@ -170,3 +170,10 @@ def check_settings(settings: dict, allowed: dict, backend: str) -> dict:
             raise InputError(f"config: key 'backends.{backend}.{key}' has the wrong type "
                              f"({type(value).__name__})")
     return {key: settings.get(key, default) for key, (_, default) in allowed.items()}
+
+
+def store_name(prefix: str, namespace: str, length: int = 32) -> str:
+    """A name for a namespace's store that every store accepts (collections, banks, group ids,
+    datasets allow few characters, and some a short name): the prefix, then the first `length`
+    hex digits of the namespace's sha256, so that any namespace maps to one valid, distinct name."""
+    return prefix + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:length]

@@ -18,12 +18,11 @@ names, so a rerun finds (and reset empties) the same collections instead of pili
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import uuid
 
-from backends import check_settings, require
+from backends import check_settings, require, store_name
 from backends._embed import check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -56,7 +55,7 @@ class ChromaBackend:
         self.version = f"chromadb {chromadb.__version__} {where} hnsw-cosine, {embedder.name}"
 
     def _collection_name(self, namespace: str) -> str:
-        return f"mb-{self._tag}{hashlib.sha256(namespace.encode('utf-8')).hexdigest()[:32]}"
+        return store_name(f"mb-{self._tag}", namespace)
 
     def _collection(self, namespace: str):
         if namespace not in self._collections:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
 import importlib
 import json
 import os
@@ -44,7 +43,7 @@ import threading
 import uuid
 from importlib.metadata import version
 
-from backends import check_settings, require
+from backends import check_settings, require, store_name
 from backends._embed import cache_folder, check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -136,8 +135,7 @@ class CogneeBackend:
                         f"words, {embedder.name}")
 
     def _dataset(self, namespace: str) -> str:
-        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:24]
-        return f"mb_{self._tag}_{digest}_{self._generation.get(namespace, 0)}"
+        return f"{store_name(f'mb_{self._tag}_', namespace, 24)}_{self._generation.get(namespace, 0)}"
 
     def reset(self, namespace: str) -> None:
         with _lock:

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
 import json
 import os
 import re
@@ -62,7 +61,7 @@ import warnings
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 
-from backends import check_settings, require
+from backends import check_settings, require, store_name
 from backends._embed import cache_folder, check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -231,7 +230,7 @@ class GraphitiBackend:
     @staticmethod
     def _group(namespace: str) -> str:
         # Graphiti allows letters, digits, '-' and '_' in a group id; a hash keeps any namespace valid.
-        return "ns_" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return store_name("ns_", namespace)
 
     def reset(self, namespace: str) -> None:
         from graphiti_core.utils.maintenance.graph_data_operations import clear_data

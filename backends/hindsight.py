@@ -36,7 +36,6 @@ Settings:
 from __future__ import annotations
 
 import atexit
-import hashlib
 import importlib.util
 import json
 import os
@@ -50,7 +49,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
 
-from backends import InputError, check_settings, require
+from backends import InputError, check_settings, require, store_name
 from backends._embed import check_model, section_embedder
 from contract import Hit, MemoryItem
 from processes import free_port, stop
@@ -242,7 +241,7 @@ class HindsightBackend:
 
     @staticmethod
     def _bank(namespace: str) -> str:
-        return "mb-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return store_name("mb-", namespace)
 
     def _call(self, method: str, path: str, body: dict | None = None, ok=(200,)):
         r = self._requests.request(method, f"{self._url}/v1/default/banks/{path}", json=body, timeout=600)

@@ -33,13 +33,12 @@ Settings:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 import warnings
 from collections import defaultdict, deque
 from importlib.metadata import version
 
-from backends import check_settings, require
+from backends import check_settings, require, store_name
 from backends._embed import check_model, section_embedder
 from contract import Hit, MemoryItem
 
@@ -105,7 +104,7 @@ class LlamaIndexBackend:
 
     @staticmethod
     def _collection(namespace: str) -> str:
-        return "mb-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return store_name("mb-", namespace)
 
     def _block(self, namespace: str):
         if namespace not in self._blocks:

@@ -26,13 +26,12 @@ source_ids=(): its text no longer comes only from the turns named, and we do not
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 import threading
 
-from backends import check_settings, require
+from backends import check_settings, require, store_name
 from backends._embed import check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -147,7 +146,7 @@ class Mem0Backend:
     @staticmethod
     def _user(namespace: str) -> str:
         # mem0 rejects ids with whitespace; a hash keeps any namespace valid and distinct.
-        return "ns-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return store_name("ns-", namespace)
 
     def reset(self, namespace: str) -> None:
         from mem0.memory.main import _build_session_scope
