@@ -67,9 +67,12 @@ BASELINE = "keyword"
 # Fields that differ between two runs of the same thing by design: when and how fast, from where
 # (what the shard tests strip too); in scores.json the numbers made of them, and its inputs (the
 # paths and hashes of the run files, which hold those fields: the files are compared themselves).
+# How many answers came from the cache and how many requests were sent are among them: a call
+# that returned before its task was killed is cached, so the resumed task reads it instead of
+# asking again, and how many did depends on when the kill landed.
 TIMING = ("ingest_s", "flush_s", "search_ms", "search_calls_in_flight", "cached", "retries")
 SCORE_APART = ("inputs", "ingest_s", "flush_s", "search_ms_p50", "search_ms_p95", "search_ms_max",
-               "search_contended_share")
+               "search_contended_share", "answer_calls_cached", "answer_requests", "cached")
 # The answered pass of the faulted run goes this slowly per call, so that a task is still running
 # when it has written its first answers and can be killed mid-run.
 FAULT_DELAY_S = 0.1

@@ -123,12 +123,14 @@ def test_the_node_is_this_machine_as_slurmd_reports_it():
 def test_the_comparison_sets_timing_apart_and_names_a_file_that_differs(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for rel, kind in slurm_check.compared_files():
-        for root, search_ms in ((a, 1.5), (b, 9.0)):
+        # b as a resumed task leaves it: two answers read from the cache, so two requests fewer.
+        for root, search_ms, cached in ((a, 1.5, 0), (b, 9.0, 2)):
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             if kind == "scores":
                 path.write_text(json.dumps({"inputs": {"dataset": str(root)}, "systems": [
-                    {"accuracy": 0.5, "search_ms_p95": search_ms}]}), encoding="utf-8")
+                    {"accuracy": 0.5, "search_ms_p95": search_ms, "answer_calls": 145,
+                     "answer_calls_cached": cached, "answer_requests": 145 - cached}]}), encoding="utf-8")
             else:
                 path.write_text("".join(json.dumps({"qid": f"q{i}", "answer": "x", "search_ms": search_ms}) + "\n"
                                         for i in range(3)), encoding="utf-8")
