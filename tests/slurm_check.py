@@ -440,6 +440,16 @@ def without(value, fields: tuple):
     return value
 
 
+def changed(a, b, at: str = "") -> list[str]:
+    """Where two JSON values differ, as `path: a != b`, every leaf that does."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str)
+                for d in changed(a.get(k), b.get(k), f"{at}.{k}" if at else str(k))]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in changed(x, y, f"{at}[{i}]")]
+    return [] if a == b else [f"{at}: {json.dumps(a)} != {json.dumps(b)}"]
+
+
 def compared_files() -> list[tuple[str, str]]:
     """(relative path, kind) of every file the comparison writes: run files, verdicts, scores."""
     files = [(f"runs/{RUN_ID}/model-free/{b}.jsonl", "run") for b in SYSTEMS.split()]
@@ -460,7 +470,10 @@ def differences(a: str, b: str) -> tuple[list[str], int]:
             continue
         if kind == "scores":
             with open(pa, encoding="utf-8") as fa, open(pb, encoding="utf-8") as fb:
-                same = without(json.load(fa), SCORE_APART) == without(json.load(fb), SCORE_APART)
+                where = changed(without(json.load(fa), SCORE_APART), without(json.load(fb), SCORE_APART))
+            if where:
+                differ.append(f"{rel} ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})")
+            continue
         else:
             ra, rb = read_records(pa), read_records(pb)
             if kind == "verdicts":  # judge.py writes in the order answers came back

@@ -141,4 +141,5 @@ def test_the_comparison_sets_timing_apart_and_names_a_file_that_differs(tmp_path
     scores = b / "results" / slurm_check.RUN_ID / "scores.json"
     scores.write_text(scores.read_text(encoding="utf-8").replace("0.5", "0.6"), encoding="utf-8")
     differ, _ = slurm_check.differences(str(a), str(b))
-    assert differ == [f"runs/{slurm_check.RUN_ID}/keyword.jsonl", f"results/{slurm_check.RUN_ID}/scores.json"]
+    assert differ == [f"runs/{slurm_check.RUN_ID}/keyword.jsonl",
+                      f"results/{slurm_check.RUN_ID}/scores.json (systems[0].accuracy: 0.5 != 0.6)"]
