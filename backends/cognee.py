@@ -159,8 +159,11 @@ class CogneeBackend:
         with _lock:
             name = self._dataset(namespace)
             _loop.run_until_complete(self._cognee.add(data, dataset_name=name, skip_connection_test=True))
+            # Incremental, as cognee's own cognify runs: a custom pipeline otherwise reprocesses
+            # every document of the dataset on each call, so a case's ingestion grows with the
+            # square of its sessions, rewriting the same chunks into the stores each time.
             _loop.run_until_complete(self._cognee.run_custom_pipeline(
-                tasks=self._tasks, dataset=name, skip_connection_test=True))
+                tasks=self._tasks, dataset=name, skip_connection_test=True, incremental_loading=True))
             ids = self._ids.setdefault(namespace, {})
             stamps = self._stamps.setdefault(namespace, {})
             for it in items:
