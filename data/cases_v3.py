@@ -119,6 +119,8 @@ def content(text: str, name: str) -> set:
 class Case3:
     """One version 3 case: world, structures, questions, layout."""
 
+    generator = GENERATOR  # the command that makes the case, in its meta; each version names its own
+
     def __init__(self, rng: random.Random, case_id: str, pools: dict) -> None:
         r = self.rng = rng
         self.case_id = case_id
@@ -519,7 +521,7 @@ class Case3:
         sessions, ids = self.layout()
         questions = [self.record(q, k, ids) for k, q in enumerate(picked, 1)]
         return {"case_id": self.case_id, "sessions": sessions, "questions": questions,
-                "meta": {"size": "long", "generator": GENERATOR}}
+                "meta": {"size": "long", "generator": self.generator}}
 
     def pick(self) -> list:
         """One question of each kind, drawn from its candidates."""

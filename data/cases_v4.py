@@ -39,6 +39,7 @@ MENTION_SHARE = 0.7  # short mentions per statement
 class Case4(cases_v3.Case3):
     """A version 3 case with longer statements and short mentions among them."""
 
+    generator = GENERATOR
     aside_counts = LONG_ASIDES  # later versions set their own odds, bank and share here
     asides = P.LONG_ASIDES
     mention_share = MENTION_SHARE
@@ -72,11 +73,6 @@ class Case4(cases_v3.Case3):
         """A question as written, as real chat's questions are (LoCoMo's open with their question
         word): a lead ("remind me,") adds words that every long statement shares."""
         return cases_v3.cap(text, set(self.services))
-
-    def build(self) -> dict:
-        """The case, named as made by version 4's generator."""
-        case = super().build()
-        return {**case, "meta": {**case["meta"], "generator": GENERATOR}}
 
 
 def make_split_v4(n_cases: int, seed: int, dev: bool) -> list[dict]:

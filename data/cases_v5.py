@@ -50,6 +50,8 @@ class Case5(cases_v4.Case4):
     """A version 4 case whose questions' evidence fits the budget, and whose coreference
     questions name the service by what was done to it."""
 
+    generator = GENERATOR
+
     def corefs(self) -> None:
         """A service named, then its value said of "that one" in the next turn; asked by the act."""
         r = self.rng
@@ -74,11 +76,6 @@ class Case5(cases_v4.Case4):
         if short:
             raise RuntimeError(f"{self.case_id}: no candidate of {short} fits {EVIDENCE_BUDGET} tokens")
         return [self.rng.choice(fitting[k]) for k in cases_v3.KINDS]
-
-    def build(self) -> dict:
-        """The case, named as made by version 5's generator."""
-        case = super().build()
-        return {**case, "meta": {**case["meta"], "generator": GENERATOR}}
 
 
 def make_split_v5(n_cases: int, seed: int, dev: bool) -> list[dict]:

@@ -8,7 +8,7 @@ those words were rare outside the statements, so a long statement about the aske
 on them. Real chat is not like that: people talk about owners, versions and dates all the time
 without stating one, and a retriever has to weigh the rare words (a name, a number) above the
 common ones, as bm25's inverse document frequency does. So version 6 builds version 5's cases and
-questions unchanged in kind and draws three things differently:
+questions unchanged in kind and draws two things differently:
 
 - statements carry more asides (ASIDE_COUNTS: 0 to 6 extra sentences, drawn alike for every
   statement, evidence or not), from version 4's bank plus phrases_v6.QUESTION_ASIDES, asides in
@@ -41,14 +41,10 @@ class Case6(cases_v5.Case5):
     """A version 5 case whose statements carry more asides, some in the words of questions, and
     whose services come up in more short mentions."""
 
+    generator = GENERATOR
     aside_counts = ASIDE_COUNTS
     asides = phrases_v4.LONG_ASIDES + phrases_v6.QUESTION_ASIDES
     mention_share = MENTION_SHARE
-
-    def build(self) -> dict:
-        """The case, named as made by version 6's generator."""
-        case = super().build()
-        return {**case, "meta": {**case["meta"], "generator": GENERATOR}}
 
 
 def make_split_v6(n_cases: int, seed: int, dev: bool) -> list[dict]:

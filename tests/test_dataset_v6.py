@@ -126,7 +126,7 @@ def test_the_published_versions_are_unchanged() -> None:
 def test_the_question_asides_state_nothing_a_question_asks() -> None:
     # They name no service, region, cluster or person and hold no number; none uses the words a
     # counted night page or a rollout order is found by.
-    regions = {r for r in vocabulary.REGIONS}
+    regions = set(vocabulary.REGIONS)
     for aside in phrases_v6.QUESTION_ASIDES:
         assert not SERVICE.search(aside) and not re.search(r"\d|\{", aside), aside
         assert not any(r in aside for r in regions), aside
