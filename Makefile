@@ -78,7 +78,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench retrieval answers test pipeline setup engine chromium jq slurm slurm-check clean-runs
+.PHONY: bench retrieval answers test pipeline setup engine extras chromium jq slurm slurm-check clean-runs
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -147,6 +147,10 @@ $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check $(addprefix -r ,$(wildcard backends/requirements-*.txt))
 	$(PIP) install -q --disable-pip-version-check --force-reinstall --no-deps $$(grep '^kuzu==' backends/requirements-graphiti.txt)
 	touch $@
+
+# The memory systems' packages alone (docs/systems.md), for `make retrieval SYSTEMS="..."` or
+# `python run.py --backend NAME --retrieval-only` without the test suite's other set-up.
+extras: $(VENV)/.extras
 
 # The importers' streaming JSON reader (data/IMPORTING.md); the tests import the shared datasets.
 $(VENV)/.importers: $(VENV)/.core data/requirements.txt

