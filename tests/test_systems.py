@@ -177,21 +177,6 @@ def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tm
         fake.stop()
 
 
-def test_hindsight_extract_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch):
-    """Hindsight's LLM mode calls the answer model on every write: without an endpoint run.py
-    exits 2 before any server starts or any turn is added."""
-    pytest.importorskip("hindsight_api")
-    from conftest import script, write_config
-    monkeypatch.delenv("LLM_BASE_URL", raising=False)
-    monkeypatch.delenv("LLM_API_KEY", raising=False)
-    out = tmp_path / "hindsight.jsonl"
-    r = script("run.py", "--config", write_config(tmp_path), "--backend", "hindsight_extract", "--retrieval-only",
-               "--out", str(out))
-    assert r.returncode == 2, r.stderr
-    assert "with extract: true calls the answer model on every write" in r.stderr and "LLM_BASE_URL" in r.stderr
-    assert "backends.hindsight_extract" in r.stderr and "Traceback" not in r.stderr and not out.exists()
-
-
 def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anything_starts():
     from backends import hindsight
     from cli import InputError
@@ -309,17 +294,21 @@ def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_s
         fake.stop()
 
 
-def test_graphiti_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch):
-    """Every Graphiti write calls an LLM: without an endpoint run.py exits 2 before ingesting."""
-    pytest.importorskip("graphiti_core")
+@pytest.mark.parametrize("name, package, says", [
+    ("graphiti", "graphiti_core", "backend 'graphiti' calls the answer model on every write"),
+    ("hindsight_extract", "hindsight_api", "backend 'hindsight' with extract: true calls the answer model on every write"),
+])
+def test_an_llm_mode_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch, name, package, says):
+    """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction): without an
+    endpoint run.py exits 2 naming LLM_BASE_URL, before any store starts or any turn is added."""
+    pytest.importorskip(package)
     from conftest import script, write_config
     monkeypatch.delenv("LLM_BASE_URL", raising=False)
     monkeypatch.delenv("LLM_API_KEY", raising=False)
-    out = tmp_path / "graphiti.jsonl"
-    r = script("run.py", "--config", write_config(tmp_path), "--backend", "graphiti", "--retrieval-only",
-               "--out", str(out))
+    out = tmp_path / f"{name}.jsonl"
+    r = script("run.py", "--config", write_config(tmp_path), "--backend", name, "--retrieval-only", "--out", str(out))
     assert r.returncode == 2, r.stderr
-    assert "backend 'graphiti' calls the answer model on every write" in r.stderr and "LLM_BASE_URL" in r.stderr
+    assert says in r.stderr and "LLM_BASE_URL" in r.stderr
     assert "Traceback" not in r.stderr and not out.exists()
 
 
