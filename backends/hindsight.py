@@ -117,15 +117,23 @@ def _embeddings_answer(embedder):
     return answer
 
 
-def _chat_answer(client, model: str, max_tokens_cap: int):
+def _chat_answer(client, model: str, max_tokens_cap: int, raised: list):
     """`/v1/chat/completions` relayed through llm.LLMClient to the pinned model: the server's
     messages and response format, this client's sampling; Hindsight's own model name,
     temperature and token limit above the cap are not used, so one model is measured. A call
-    that failed after the client's retries answers 502 with its reason, which fails the retain."""
+    that failed after the client's retries answers 502 with its reason, which fails the retain.
+    One the client raised (a refused key, an endpoint that is down) answers 502 too, and the
+    exception is kept in raised, so the adapter raises it in place of the server's error."""
     def answer(body: dict) -> tuple[int, dict]:
         asked = body.get("max_completion_tokens") or body.get("max_tokens") or max_tokens_cap
-        result = client.complete(model=model, messages=body["messages"], max_tokens=min(int(asked), max_tokens_cap),
-                                 response_format=body.get("response_format"))
+        try:
+            result = client.complete(model=model, messages=body["messages"],
+                                     max_tokens=min(int(asked), max_tokens_cap),
+                                     response_format=body.get("response_format"))
+        except Exception as e:
+            raised.append(e)
+            # its type only: its text names the endpoint, which the server is not told
+            return 502, {"error": {"message": f"memory-bench relay: {type(e).__name__}", "type": "relay_error"}}
         if result.error is not None:
             return 502, {"error": {"message": f"memory-bench relay: {result.error}", "type": "relay_error"}}
         return 200, {"id": "relay", "object": "chat.completion", "created": int(time.time()),
@@ -177,11 +185,11 @@ class HindsightBackend:
         self._lock = threading.Lock()  # guards _stamps; the server takes concurrent requests itself
         self._stamps: dict[str, dict[str, str]] = {}  # namespace -> item id -> timestamp as added
         self._embeddings = _Loopback(_embeddings_answer(embedder))
-        self._relay = None
+        self._relay, self._relay_raised = None, []
         if client is not None:  # the LLM mode: the server's calls go to the pinned model through client
             self.llm_client, self.internal_model = client, model
             self.name = f"hindsight (internal extractor: {model})"
-            self._relay = _Loopback(_chat_answer(client, model, extract_max_tokens))
+            self._relay = _Loopback(_chat_answer(client, model, extract_max_tokens, self._relay_raised))
         self._folder = tempfile.mkdtemp(prefix="membench-hindsight-")
         self._closed = False
         atexit.register(self.close)
@@ -303,6 +311,8 @@ class HindsightBackend:
     def _call(self, method: str, path: str, body: dict | None = None, ok=(200,)):
         r = self._requests.request(method, f"{self._url}/v1/default/banks/{path}", json=body, timeout=600)
         if r.status_code not in ok:
+            if self._relay_raised:  # the model call behind it raised: its reason, not the server's 500
+                raise self._relay_raised[0]
             raise RuntimeError(f"hindsight: {method} {path} answered {r.status_code}: {r.text[:500]}")
         return r
 

@@ -10,6 +10,7 @@ import pytest
 
 from backends import load_backend
 from conftest import backend_config
+from llm import AuthenticationError
 from contract import Hit, MemoryItem
 
 
@@ -141,7 +142,8 @@ def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tm
     """Hindsight's LLM mode on its real server, its extraction calls answered by the test endpoint
     with canned output through the adapter's relay: a hit is an extracted fact naming its turn; a
     turn with no fact is in no hit; every call went to the pinned model through the project's
-    client, and the server never saw the endpoint or its key."""
+    client, and the server never saw the endpoint or its key. A call the client raises on (a
+    refused key) fails the retain with the client's error, not the server's 500."""
     for module in ("hindsight_api", "pg0", "llama_index.core", "wordllama"):
         pytest.importorskip(module)
     from fake_llm import FakeLLM
@@ -165,10 +167,14 @@ def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tm
             every = b.search("ns", "billing Postgres cache Redis thanks", 10)
             assert {h.source_ids for h in every} == {("t1",), ("t2",)}
             assert all(h.text != "user: ok, thanks" for h in every)
+            fake.api_key = "sk-rotated"  # the key is refused from now on: the retain fails with the client's reason
+            with pytest.raises(AuthenticationError, match="authentication failed"):
+                b.add("ns", [turn("t4", "The queue runs on Kafka 3.")])
             with open(b._log_path, encoding="utf-8", errors="replace") as fh:
                 log = fh.read()
             with open(f"/proc/{b._proc.pid}/environ", "rb") as fh:
                 environment = fh.read().decode("utf-8", "replace")
+            assert "relay_error" in log or "AuthenticationError" in log  # the log read is the server's
             for seen in (log, environment):
                 assert "sk-test-not-a-secret" not in seen and fake.url not in seen
         finally:
