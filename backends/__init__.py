@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import json
 import os
 import re
 
@@ -177,3 +178,19 @@ def store_name(prefix: str, namespace: str, length: int = 32) -> str:
     datasets allow few characters, and some a short name): the prefix, then the first `length`
     hex digits of the namespace's sha256, so that any namespace maps to one valid, distinct name."""
     return prefix + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:length]
+
+
+def json_object(text: str, what: str) -> dict:
+    """The JSON object of a model's reply (a wrapping ``` fence removed); anything else raises,
+    naming what the reply was to (what), so a write fails instead of storing nothing."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = re.sub(r"^```[a-zA-Z0-9_-]*[ \t]*\r?\n?", "", body)
+        body = re.sub(r"\r?\n?```[ \t]*$", "", body).strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise RuntimeError(f"{what} is not a JSON object: {text[:200]!r}")
+    return value

@@ -61,7 +61,7 @@ import warnings
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 
-from backends import check_settings, require, store_name
+from backends import check_settings, json_object, require, store_name
 from backends._embed import cache_folder, check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -113,19 +113,8 @@ def _llm_class():
 
 
 def parse_reply(text: str, prompt_name: str | None) -> dict:
-    """The JSON object of an extractor reply (a wrapping ``` fence removed); anything else
-    raises, naming the prompt, so the add fails instead of storing nothing."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = re.sub(r"^```[a-zA-Z0-9_-]*[ \t]*\r?\n?", "", body)
-        body = re.sub(r"\r?\n?```[ \t]*$", "", body).strip()
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise RuntimeError(f"graphiti extractor reply to {prompt_name} is not a JSON object: {text[:200]!r}")
-    return value
+    """The JSON object of an extractor reply; anything else raises, naming the prompt."""
+    return json_object(text, f"graphiti extractor reply to {prompt_name}")
 
 
 def _embedder_client(embedder):

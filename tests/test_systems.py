@@ -186,6 +186,101 @@ def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tm
         fake.stop()
 
 
+# cognee's cognify, canned: the graph and summary a model that reads each turn would return.
+COGNEE_GRAPHS = {
+    "Redis 7": ([("cache", "Component", "the service cache"), ("redis 7", "Software", "a key-value store")],
+                ("cache", "lives_in", "redis 7", "The cache lives in Redis 7.")),
+    "Postgres 16": ([("billing", "Component", "the billing service"), ("postgres 16", "Software", "a database")],
+                    ("billing", "runs_on", "postgres 16", "Billing runs on Postgres 16.")),
+    "warms": ([("cache", "Component", "the service cache"), ("noon", "Time", "midday")],
+              ("cache", "warms_at", "noon", "The cache warms at noon.")),
+}
+
+
+def cognee_reply(body: dict) -> str | None:
+    """The canned reply to one of cognify's calls, chosen by the schema it asks for: the chunk's
+    entities and relation (none for small talk), or a summary of it."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    text = body["messages"][-1]["content"]
+    if schema == "SummarizedContent":
+        return json.dumps({"summary": f"A turn: {text}", "description": "one turn of a chat"})
+    if schema != "KnowledgeGraph":
+        return None
+    nodes, edges = [], []
+    for cue, (entities, (source, relation, target, fact)) in COGNEE_GRAPHS.items():
+        if cue in text:
+            nodes += [{"id": n, "name": n, "type": t, "description": d} for n, t, d in entities]
+            edges.append({"source_node_id": source, "target_node_id": target, "relationship_name": relation,
+                          "description": fact})
+    return json.dumps({"nodes": nodes, "edges": edges})
+
+
+def test_cognee_graph_mode_returns_triplets_naming_the_turns_they_were_extracted_from(tmp_path, monkeypatch):
+    """cognee's cognify on its real stores, its extraction and summary calls answered by the test
+    endpoint with canned output through llm.LLMClient: a hit is a triplet of its knowledge graph
+    as GRAPH_COMPLETION retrieves it (no completion), naming the turn it came from, a relation
+    between two entities through cognee's own edge evidence; search calls no model; namespaces
+    stay apart; every call went to the pinned model with the configured key."""
+    pytest.importorskip("cognee")
+    pytest.importorskip("wordllama")
+    from fake_llm import FakeLLM
+    fake = FakeLLM().start()
+    fake.responder = cognee_reply
+    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
+    try:
+        b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama", "graph": True}}))
+        assert b.name == "cognee (internal extractor: stub-model)" and b.internal_model == "stub-model"
+        assert "GRAPH_COMPLETION" in b.version and b.llm_client is not None
+        b.reset("ns")
+        b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                     turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"), turn("t3", "ok, thanks"),
+                     turn("t4", "The cache warms at noon.")])
+        b.reset("other")
+        b.add("other", [turn("o1", "The cache lives in Redis 7.", "2026-03-04T10:00:00Z")])
+        calls = len(fake.bodies)
+        # a graph and a summary per chunk; o1 repeats t2's text, so its two come from the response cache
+        assert calls == 8
+        hits = b.search("ns", "Where does the cache live?", 6)
+        assert len(hits) == 6 and all(h.source_ids for h in hits)
+        relation = [h for h in hits if "cache --[lives_in]--> redis 7" in h.text]
+        # the cache was extracted from t2 and t4; the relation was stated in t2 alone
+        assert relation and relation[0].source_ids == ("t2",) and relation[0].timestamp == "2026-03-03T10:00:00Z"
+        assert "a key-value store" in relation[0].text  # the nodes' contents, as cognee renders its context
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        billing = b.search("ns", "What does billing run on?", 6)
+        assert [h.source_ids for h in billing if "billing --[runs_on]--> postgres 16" in h.text] == [("t1",)]
+        assert {t for h in b.search("other", "Where does the cache live?", 6) for t in h.source_ids} == {"o1"}
+        assert len(fake.bodies) == calls  # retrieval only: no completion, no model call
+        b.reset("ns")
+        assert b.search("ns", "Where does the cache live?", 5) == []
+        asked = fake.bodies[:calls]
+        assert {body["model"] for body in asked} == {"stub-model"}
+        assert sorted(body["response_format"]["json_schema"]["name"] for body in asked) == \
+            ["KnowledgeGraph"] * 4 + ["SummarizedContent"] * 4
+        assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
+    finally:
+        fake.stop()
+
+
+def test_cognee_triplet_provenance_chunk_end_then_edge_evidence_then_entities_else_none():
+    """A triplet names the turn of a chunk at one of its ends; else the chunks cognee's edge
+    evidence records as stating it; else the turns its entities were extracted from; else no
+    turn, so the question's recall is null, never 0."""
+    from types import SimpleNamespace
+    from backends.cognee import edge_turns
+
+    def edge(a, b, edge_id="e"):
+        return SimpleNamespace(node1=SimpleNamespace(id=a), node2=SimpleNamespace(id=b),
+                               attributes={"edge_object_id": edge_id})
+    chunks = {"c1": ("t1", "s1"), "c2": ("t2", "s2")}
+    entities = {"cache": {"t2": None, "t1": None}}
+    assert edge_turns(edge("c1", "cache"), {"e": ["c2"]}, chunks, entities) == ("t1",)
+    assert edge_turns(edge("cache", "redis"), {"e": ["c2", "c2"]}, chunks, entities) == ("t2",)
+    assert edge_turns(edge("cache", "component"), {}, chunks, entities) == ("t2", "t1")
+    assert edge_turns(edge("redis", "software"), {"e": ["c9"]}, chunks, entities) == ()
+
+
 def test_hindsight_settings_refuse_an_unknown_budget_naming_the_key_before_anything_starts():
     from backends import hindsight
     from cli import InputError
@@ -306,9 +401,10 @@ def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_s
 @pytest.mark.parametrize("name, package, says", [
     ("graphiti", "graphiti_core", "backend 'graphiti' calls the answer model on every write"),
     ("hindsight_extract", "hindsight_api", "backend 'hindsight' with extract: true calls the answer model on every write"),
+    ("cognee_graph", "cognee", "backend 'cognee' with graph: true calls the answer model on every write"),
 ])
 def test_an_llm_mode_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch, name, package, says):
-    """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction): without an
+    """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction, cognee's graph): without an
     endpoint run.py exits 2 naming LLM_BASE_URL, before any store starts or any turn is added."""
     pytest.importorskip(package)
     from conftest import script, write_config
