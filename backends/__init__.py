@@ -194,3 +194,13 @@ def json_object(text: str, what: str) -> dict:
     if not isinstance(value, dict):
         raise RuntimeError(f"{what} is not a JSON object: {text[:200]!r}")
     return value
+
+
+def extractor_client(config: dict, mode: str, workers: int = 4, note: str = ""):
+    """The llm.LLMClient through which an LLM mode's system calls the pinned answer model; without
+    an endpoint, the InputError says that mode (e.g. "'cognee' with graph: true") needs one."""
+    from llm import LLMClient
+    try:
+        return LLMClient(config, workers=workers)
+    except InputError as e:
+        raise InputError(f"backend {mode} calls the answer model on every write{note}: {e}") from None

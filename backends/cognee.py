@@ -13,7 +13,8 @@ summarises the chunk. The LLM is the pinned answer model, called through llm.LLM
 sampling, seed, retries and cache) in place of cognee's one door to a model,
 `LLMGateway.acreate_structured_output`, with the reply's JSON schema as `response_format`; the
 backend discloses it (name "cognee (internal extractor: <model>)", `internal_model`), and
-without LLM_BASE_URL it refuses before anything starts. In the chunk mode that door raises.
+without LLM_BASE_URL it refuses before anything starts. Until a graph-mode object sets its
+model, that door raises, so the chunk mode cannot call a model unseen.
 Search is GRAPH_COMPLETION's retrieval without its completion (`only_context`): the k triplets
 cognee would give its answer model, in its order, each rendered as cognee renders its context.
 A triplet names its turns (edge_turns): the turn of a chunk at either end; else the chunks
@@ -67,7 +68,7 @@ import threading
 import uuid
 from importlib.metadata import version
 
-from backends import check_settings, json_object, require, store_name
+from backends import check_settings, extractor_client, json_object, require, store_name
 from backends._embed import cache_folder, check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -409,11 +410,7 @@ def create(section: dict, config: dict) -> CogneeBackend:
     s = settings(section)
     client = None
     if s["graph"]:
-        from llm import LLMClient
-        try:
-            client = LLMClient(config, workers=4)
-        except InputError as e:
-            raise InputError(f"backend 'cognee' with graph: true calls the answer model on every write: {e}") from None
+        client = extractor_client(config, "'cognee' with graph: true")
     _environment(config)
     require("cognee", "cognee")  # fail on a missing extra before loading the model
     return CogneeBackend(section_embedder(s, "cognee", config), s["max_chunk_tokens"], client,

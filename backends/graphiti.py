@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import json
 import os
 import re
 import shutil
@@ -61,7 +60,7 @@ import warnings
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 
-from backends import check_settings, json_object, require, store_name
+from backends import check_settings, extractor_client, json_object, require, store_name
 from backends._embed import cache_folder, check_model, section_embedder
 from cli import InputError
 from contract import Hit, MemoryItem
@@ -292,12 +291,7 @@ def create(section: dict, config: dict) -> GraphitiBackend:
     """Graphiti over the chosen embedder; its extractor is the pinned answer model, so an
     endpoint (LLM_BASE_URL) is required before anything is loaded."""
     s = settings(section)
-    from llm import LLMClient
-    try:
-        client = LLMClient(config)
-    except InputError as e:
-        raise InputError(f"backend 'graphiti' calls the answer model on every write (it has no mode "
-                         f"without an LLM): {e}") from None
+    client = extractor_client(config, "'graphiti'", workers=1, note=" (it has no mode without an LLM)")
     require("graphiti_core", "graphiti")  # fail on a missing extra before loading the model
     check_kuzu()
     folder = os.path.join(os.path.dirname(cache_folder(config)), "graphiti")

@@ -63,7 +63,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
 
-from backends import InputError, check_settings, require, store_name
+from backends import InputError, check_settings, extractor_client, require, store_name
 from backends._embed import check_model, section_embedder
 from contract import Hit, MemoryItem
 from processes import free_port, stop
@@ -385,11 +385,7 @@ def create(section: dict, config: dict) -> HindsightBackend:
     s = settings(section)
     client = None
     if s["extract"]:
-        from llm import LLMClient
-        try:
-            client = LLMClient(config, workers=4)
-        except InputError as e:
-            raise InputError(f"backend 'hindsight' with extract: true calls the answer model on every write: {e}") from None
+        client = extractor_client(config, "'hindsight' with extract: true")
     _require_server()  # fail on a missing extra before loading the model
     return HindsightBackend(section_embedder(s, "hindsight", config), s["budget"], s["user"],
                             float(s["startup_timeout_s"]), client, config["answer_model"] if client else "",

@@ -19,6 +19,35 @@ def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str
                       metadata={"session_id": "s1", "timestamp": stamp, "role": role})
 
 
+def assert_concurrent_searches_agree(b, namespace: str, query: str, threads: int = 4) -> None:
+    """The same search from several threads at once: none fails, all return the same turns."""
+    import threading
+    results, errors = [], []
+
+    def ask() -> None:
+        try:
+            results.append([h.source_ids for h in b.search(namespace, query, 2)])
+        except Exception as e:  # collected: an assertion in a thread would be lost
+            errors.append(e)
+    started = [threading.Thread(target=ask) for _ in range(threads)]
+    for t in started:
+        t.start()
+    for t in started:
+        t.join()
+    assert not errors and len(results) == threads and all(r == results[0] for r in results)
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    """The test endpoint as LLM_BASE_URL, with a key (LLM_API_KEY); a test sets its responder."""
+    from fake_llm import FakeLLM
+    fake = FakeLLM().start()
+    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
+    yield fake
+    fake.stop()
+
+
 def test_llamaindex_identical_turns_are_told_apart_by_order(tmp_path):
     pytest.importorskip("llama_index.vector_stores.qdrant")
     pytest.importorskip("wordllama")
@@ -80,7 +109,6 @@ def test_hindsight_server_keeps_namespaces_apart_and_names_each_hits_turn(tmp_pa
     pytest.importorskip("pg0")
     pytest.importorskip("llama_index.core")
     pytest.importorskip("wordllama")
-    import threading
     import requests
     b = load_backend("hindsight", backend_config(tmp_path, {"hindsight": {"model": "wordllama"}}))
     try:
@@ -100,19 +128,7 @@ def test_hindsight_server_keeps_namespaces_apart_and_names_each_hits_turn(tmp_pa
         assert {h.source_ids for h in every} <= {("t1",), ("t2",), ("t3",)} and len(every) >= 2
         assert [h.source_ids for h in b.search("other", "Where does the cache live?", 5)] == [("o1",)]
         assert b.search("ns", "cache", 0) == [] and b.search("never-written", "cache", 5) == []
-        results, errors = [], []
-
-        def ask() -> None:
-            try:
-                results.append([h.source_ids for h in b.search("ns", "Where does the cache live?", 2)])
-            except Exception as e:  # collected: an assertion in a thread would be lost
-                errors.append(e)
-        threads = [threading.Thread(target=ask) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors and len(results) == 4 and all(r == results[0] for r in results)
+        assert_concurrent_searches_agree(b, "ns", "Where does the cache live?")
         b.reset("ns")
         assert b.search("ns", "Where does the cache live?", 5) == []
         assert [h.source_ids for h in b.search("other", "cache", 5)] == [("o1",)]
@@ -138,7 +154,7 @@ def hindsight_reply(body: dict) -> str | None:
     return json.dumps({"facts": facts})
 
 
-def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tmp_path, monkeypatch):
+def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tmp_path, endpoint):
     """Hindsight's LLM mode on its real server, its extraction calls answered by the test endpoint
     with canned output through the adapter's relay: a hit is an extracted fact naming its turn; a
     turn with no fact is in no hit; every call went to the pinned model through the project's
@@ -146,44 +162,38 @@ def test_hindsight_extract_mode_recalls_facts_naming_the_turns_they_came_from(tm
     refused key) fails the retain with the client's error, not the server's 500."""
     for module in ("hindsight_api", "pg0", "llama_index.core", "wordllama"):
         pytest.importorskip(module)
-    from fake_llm import FakeLLM
-    fake = FakeLLM().start()
+    fake = endpoint
     fake.responder = hindsight_reply
-    monkeypatch.setenv("LLM_BASE_URL", fake.url)
-    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
+    b = load_backend("hindsight", backend_config(tmp_path, {"hindsight": {"model": "wordllama", "extract": True}}))
     try:
-        b = load_backend("hindsight", backend_config(tmp_path, {"hindsight": {"model": "wordllama", "extract": True}}))
-        try:
-            assert b.name == "hindsight (internal extractor: stub-model)" and b.internal_model == "stub-model"
-            assert "facts extracted" in b.version and b.llm_client is not None
-            b.reset("ns")
-            b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
-                         turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
-                         turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
-            b.flush("ns", 10)
-            hits = b.search("ns", "Where does the cache live?", 5)
-            assert hits and hits[0].source_ids == ("t2",) and "Redis 7" in hits[0].text
-            assert hits[0].timestamp == "2026-03-03T10:00:00Z"
-            every = b.search("ns", "billing Postgres cache Redis thanks", 10)
-            assert {h.source_ids for h in every} == {("t1",), ("t2",)}
-            assert all(h.text != "user: ok, thanks" for h in every)
-            fake.api_key = "sk-rotated"  # the key is refused from now on: the retain fails with the client's reason
-            with pytest.raises(AuthenticationError, match="authentication failed"):
-                b.add("ns", [turn("t4", "The queue runs on Kafka 3.")])
-            with open(b._log_path, encoding="utf-8", errors="replace") as fh:
-                log = fh.read()
-            with open(f"/proc/{b._proc.pid}/environ", "rb") as fh:
-                environment = fh.read().decode("utf-8", "replace")
-            assert "relay_error" in log or "AuthenticationError" in log  # the log read is the server's
-            for seen in (log, environment):
-                assert "sk-test-not-a-secret" not in seen and fake.url not in seen
-        finally:
-            b.close()
-        extraction = [body for body in fake.bodies if "Extract facts" in json.dumps(body)]
-        assert len(extraction) >= 3 and {body["model"] for body in fake.bodies} == {"stub-model"}
-        assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
+        assert b.name == "hindsight (internal extractor: stub-model)" and b.internal_model == "stub-model"
+        assert "facts extracted" in b.version and b.llm_client is not None
+        b.reset("ns")
+        b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                     turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
+                     turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
+        b.flush("ns", 10)
+        hits = b.search("ns", "Where does the cache live?", 5)
+        assert hits and hits[0].source_ids == ("t2",) and "Redis 7" in hits[0].text
+        assert hits[0].timestamp == "2026-03-03T10:00:00Z"
+        every = b.search("ns", "billing Postgres cache Redis thanks", 10)
+        assert {h.source_ids for h in every} == {("t1",), ("t2",)}
+        assert all(h.text != "user: ok, thanks" for h in every)
+        fake.api_key = "sk-rotated"  # the key is refused from now on: the retain fails with the client's reason
+        with pytest.raises(AuthenticationError, match="authentication failed"):
+            b.add("ns", [turn("t4", "The queue runs on Kafka 3.")])
+        with open(b._log_path, encoding="utf-8", errors="replace") as fh:
+            log = fh.read()
+        with open(f"/proc/{b._proc.pid}/environ", "rb") as fh:
+            environment = fh.read().decode("utf-8", "replace")
+        assert "relay_error" in log or "AuthenticationError" in log  # the log read is the server's
+        for seen in (log, environment):
+            assert "sk-test-not-a-secret" not in seen and fake.url not in seen
     finally:
-        fake.stop()
+        b.close()
+    extraction = [body for body in fake.bodies if "Extract facts" in json.dumps(body)]
+    assert len(extraction) >= 3 and {body["model"] for body in fake.bodies} == {"stub-model"}
+    assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
 
 
 # cognee's cognify, canned: the graph and summary a model that reads each turn would return.
@@ -215,7 +225,7 @@ def cognee_reply(body: dict) -> str | None:
     return json.dumps({"nodes": nodes, "edges": edges})
 
 
-def test_cognee_graph_mode_returns_triplets_naming_the_turns_they_were_extracted_from(tmp_path, monkeypatch):
+def test_cognee_graph_mode_returns_triplets_naming_the_turns_they_were_extracted_from(tmp_path, endpoint):
     """cognee's cognify on its real stores, its extraction and summary calls answered by the test
     endpoint with canned output through llm.LLMClient: a hit is a triplet of its knowledge graph
     as GRAPH_COMPLETION retrieves it (no completion), naming the turn it came from, a relation
@@ -223,44 +233,38 @@ def test_cognee_graph_mode_returns_triplets_naming_the_turns_they_were_extracted
     stay apart; every call went to the pinned model with the configured key."""
     pytest.importorskip("cognee")
     pytest.importorskip("wordllama")
-    from fake_llm import FakeLLM
-    fake = FakeLLM().start()
+    fake = endpoint
     fake.responder = cognee_reply
-    monkeypatch.setenv("LLM_BASE_URL", fake.url)
-    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
-    try:
-        b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama", "graph": True}}))
-        assert b.name == "cognee (internal extractor: stub-model)" and b.internal_model == "stub-model"
-        assert "GRAPH_COMPLETION" in b.version and b.llm_client is not None
-        b.reset("ns")
-        b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
-                     turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"), turn("t3", "ok, thanks"),
-                     turn("t4", "The cache warms at noon.")])
-        b.reset("other")
-        b.add("other", [turn("o1", "The cache lives in Redis 7.", "2026-03-04T10:00:00Z")])
-        calls = len(fake.bodies)
-        # a graph and a summary per chunk; o1 repeats t2's text, so its two come from the response cache
-        assert calls == 8
-        hits = b.search("ns", "Where does the cache live?", 6)
-        assert len(hits) == 6 and all(h.source_ids for h in hits)
-        relation = [h for h in hits if "cache --[lives_in]--> redis 7" in h.text]
-        # the cache was extracted from t2 and t4; the relation was stated in t2 alone
-        assert relation and relation[0].source_ids == ("t2",) and relation[0].timestamp == "2026-03-03T10:00:00Z"
-        assert "a key-value store" in relation[0].text  # the nodes' contents, as cognee renders its context
-        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-        billing = b.search("ns", "What does billing run on?", 6)
-        assert [h.source_ids for h in billing if "billing --[runs_on]--> postgres 16" in h.text] == [("t1",)]
-        assert {t for h in b.search("other", "Where does the cache live?", 6) for t in h.source_ids} == {"o1"}
-        assert len(fake.bodies) == calls  # retrieval only: no completion, no model call
-        b.reset("ns")
-        assert b.search("ns", "Where does the cache live?", 5) == []
-        asked = fake.bodies[:calls]
-        assert {body["model"] for body in asked} == {"stub-model"}
-        assert sorted(body["response_format"]["json_schema"]["name"] for body in asked) == \
-            ["KnowledgeGraph"] * 4 + ["SummarizedContent"] * 4
-        assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
-    finally:
-        fake.stop()
+    b = load_backend("cognee", backend_config(tmp_path, {"cognee": {"model": "wordllama", "graph": True}}))
+    assert b.name == "cognee (internal extractor: stub-model)" and b.internal_model == "stub-model"
+    assert "GRAPH_COMPLETION" in b.version and b.llm_client is not None
+    b.reset("ns")
+    b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                 turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"), turn("t3", "ok, thanks"),
+                 turn("t4", "The cache warms at noon.")])
+    b.reset("other")
+    b.add("other", [turn("o1", "The cache lives in Redis 7.", "2026-03-04T10:00:00Z")])
+    calls = len(fake.bodies)
+    # a graph and a summary per chunk; o1 repeats t2's text, so its two come from the response cache
+    assert calls == 8
+    hits = b.search("ns", "Where does the cache live?", 6)
+    assert len(hits) == 6 and all(h.source_ids for h in hits)
+    relation = [h for h in hits if "cache --[lives_in]--> redis 7" in h.text]
+    # the cache was extracted from t2 and t4; the relation was stated in t2 alone
+    assert relation and relation[0].source_ids == ("t2",) and relation[0].timestamp == "2026-03-03T10:00:00Z"
+    assert "a key-value store" in relation[0].text  # the nodes' contents, as cognee renders its context
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    billing = b.search("ns", "What does billing run on?", 6)
+    assert [h.source_ids for h in billing if "billing --[runs_on]--> postgres 16" in h.text] == [("t1",)]
+    assert {t for h in b.search("other", "Where does the cache live?", 6) for t in h.source_ids} == {"o1"}
+    assert len(fake.bodies) == calls  # retrieval only: no completion, no model call
+    b.reset("ns")
+    assert b.search("ns", "Where does the cache live?", 5) == []
+    asked = fake.bodies[:calls]
+    assert {body["model"] for body in asked} == {"stub-model"}
+    assert sorted(body["response_format"]["json_schema"]["name"] for body in asked) == \
+        ["KnowledgeGraph"] * 4 + ["SummarizedContent"] * 4
+    assert set(fake.auth_headers) == {"Bearer sk-test-not-a-secret"}
 
 
 def test_cognee_triplet_provenance_chunk_end_then_edge_evidence_then_entities_else_none():
@@ -332,7 +336,7 @@ def graphiti_reply(body: dict) -> str:
     return json.dumps(canned[name])
 
 
-def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_stay_apart(tmp_path, monkeypatch):
+def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_stay_apart(tmp_path, endpoint):
     """Graphiti's real engine on embedded Kuzu, its extraction calls answered by the test endpoint
     with canned output: a fact names the turn it came from, a fact found again in a later turn
     names both, a turn with no fact is in no hit; group ids keep namespaces apart and reset
@@ -340,62 +344,44 @@ def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_s
     pytest.importorskip("graphiti_core")
     pytest.importorskip("kuzu")
     pytest.importorskip("wordllama")
-    import threading
-    from fake_llm import FakeLLM
-    fake = FakeLLM().start()
+    fake = endpoint
     fake.responder = graphiti_reply
-    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    b = load_backend("graphiti", backend_config(tmp_path, {"graphiti": {"model": "wordllama"}}))
     try:
-        b = load_backend("graphiti", backend_config(tmp_path, {"graphiti": {"model": "wordllama"}}))
-        try:
-            assert b.name == "graphiti (internal extractor: stub-model)" and b.internal_model == "stub-model"
-            assert "graphiti-core 0.31.2" in b.version and "kuzu" in b.version and "wordllama" in b.version
-            for ns in ("ns", "other"):
-                b.reset(ns)
-            b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
-                         turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
-                         turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
-            b.add("ns", [turn("t4", "Billing is still on Postgres 16.", "2026-03-05T10:00:00Z")])
-            b.add("other", [turn("o1", "The cache lives in Memcached on the old cluster.")])
-            hits = b.search("ns", "Where does the cache live?", 1)
-            assert [(h.text, h.source_ids, h.timestamp) for h in hits] == [
-                ("the cache lives in Redis 7", ("t2",), "2026-03-03T10:00:00Z")]
-            every = {h.text: h for h in b.search("ns", "billing Postgres cache Redis", 10)}
-            assert set(every) == {"the cache lives in Redis 7", "billing runs on Postgres 16"}
-            # Found by its words: Kuzu's full-text half, which a question's "?" would otherwise empty.
-            billing = b.search("ns", "Which database does billing run on?", 1)[0]
-            assert billing.text == "billing runs on Postgres 16"
-            assert billing.source_ids == ("t1", "t4") and billing.timestamp == "2026-03-05T10:00:00Z"
-            assert [(h.text, h.source_ids) for h in b.search("other", "Where does the cache live?", 5)] == [
-                ("the cache lives in Memcached", ("o1",))]
-            assert b.search("ns", "cache", 0) == [] and b.search("never-written", "cache", 5) == []
-            results, errors = [], []
-
-            def ask() -> None:
-                try:
-                    results.append([h.source_ids for h in b.search("ns", "Where does the cache live?", 2)])
-                except Exception as e:  # collected: an assertion in a thread would be lost
-                    errors.append(e)
-            threads = [threading.Thread(target=ask) for _ in range(4)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            assert not errors and len(results) == 4 and all(r == results[0] for r in results)
-            # A reply that is not JSON fails the add (run.py records a backend error), not an empty memory.
-            fake.script = [{"content": "Sure! The entities are: queue, Kafka."}]
-            with pytest.raises(RuntimeError, match="extract_nodes.extract_message is not a JSON object"):
-                b.add("ns", [turn("t5", "The queue runs on Kafka.", "2026-03-06T10:00:00Z")])
-            b.reset("ns")
-            assert b.search("ns", "billing Postgres cache Redis", 10) == []
-            assert [h.source_ids for h in b.search("other", "cache Memcached", 5)] == [("o1",)]
-        finally:
-            b.close()
-        asked = [body for body in fake.bodies if body["response_format"]["type"] == "json_schema"]
-        assert asked and len(asked) == len(fake.bodies) and {body["model"] for body in asked} == {"stub-model"}
-        assert {body["response_format"]["json_schema"]["name"] for body in asked} >= {"ExtractedEntities", "ExtractedEdges"}
+        assert b.name == "graphiti (internal extractor: stub-model)" and b.internal_model == "stub-model"
+        assert "graphiti-core 0.31.2" in b.version and "kuzu" in b.version and "wordllama" in b.version
+        for ns in ("ns", "other"):
+            b.reset(ns)
+        b.add("ns", [turn("t1", "We moved billing to Postgres 16 last week."),
+                     turn("t2", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"),
+                     turn("t3", "ok, thanks", "2026-03-03T10:01:00Z")])
+        b.add("ns", [turn("t4", "Billing is still on Postgres 16.", "2026-03-05T10:00:00Z")])
+        b.add("other", [turn("o1", "The cache lives in Memcached on the old cluster.")])
+        hits = b.search("ns", "Where does the cache live?", 1)
+        assert [(h.text, h.source_ids, h.timestamp) for h in hits] == [
+            ("the cache lives in Redis 7", ("t2",), "2026-03-03T10:00:00Z")]
+        every = {h.text: h for h in b.search("ns", "billing Postgres cache Redis", 10)}
+        assert set(every) == {"the cache lives in Redis 7", "billing runs on Postgres 16"}
+        # Found by its words: Kuzu's full-text half, which a question's "?" would otherwise empty.
+        billing = b.search("ns", "Which database does billing run on?", 1)[0]
+        assert billing.text == "billing runs on Postgres 16"
+        assert billing.source_ids == ("t1", "t4") and billing.timestamp == "2026-03-05T10:00:00Z"
+        assert [(h.text, h.source_ids) for h in b.search("other", "Where does the cache live?", 5)] == [
+            ("the cache lives in Memcached", ("o1",))]
+        assert b.search("ns", "cache", 0) == [] and b.search("never-written", "cache", 5) == []
+        assert_concurrent_searches_agree(b, "ns", "Where does the cache live?")
+        # A reply that is not JSON fails the add (run.py records a backend error), not an empty memory.
+        fake.script = [{"content": "Sure! The entities are: queue, Kafka."}]
+        with pytest.raises(RuntimeError, match="extract_nodes.extract_message is not a JSON object"):
+            b.add("ns", [turn("t5", "The queue runs on Kafka.", "2026-03-06T10:00:00Z")])
+        b.reset("ns")
+        assert b.search("ns", "billing Postgres cache Redis", 10) == []
+        assert [h.source_ids for h in b.search("other", "cache Memcached", 5)] == [("o1",)]
     finally:
-        fake.stop()
+        b.close()
+    asked = [body for body in fake.bodies if body["response_format"]["type"] == "json_schema"]
+    assert asked and len(asked) == len(fake.bodies) and {body["model"] for body in asked} == {"stub-model"}
+    assert {body["response_format"]["json_schema"]["name"] for body in asked} >= {"ExtractedEntities", "ExtractedEdges"}
 
 
 @pytest.mark.parametrize("name, package, says", [
