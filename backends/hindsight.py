@@ -312,7 +312,9 @@ class HindsightBackend:
         r = self._requests.request(method, f"{self._url}/v1/default/banks/{path}", json=body, timeout=600)
         if r.status_code not in ok:
             if self._relay_raised:  # the model call behind it raised: its reason, not the server's 500
-                raise self._relay_raised[0]
+                error = self._relay_raised[0]
+                self._relay_raised.clear()  # a later failure is reported by its own cause
+                raise error
             raise RuntimeError(f"hindsight: {method} {path} answered {r.status_code}: {r.text[:500]}")
         return r
 

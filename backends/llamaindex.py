@@ -35,7 +35,7 @@ every fact, which an agent's `Memory` puts before its model whatever the questio
 ranks nothing: its hits are the block's facts in the block's order, the first k (each scored by
 the reciprocal of its position). One turn per `aput`, as above, so a fact names the turn whose
 put produced it (a fact drawn from the facts already kept still names that turn, which cannot be
-detected); a fact the condensing returned in words no put produced names none, and the
+detected); a fact the condensing returned that was not kept before it names none, and the
 question's recall is null. The LLM is the pinned answer model through llm.LLMClient, the block's
 messages sent as they are (a LlamaIndex `CustomLLM` over the client); the backend discloses it
 (name "llamaindex (internal extractor: <model>)", `internal_model`) and without LLM_BASE_URL it
@@ -179,7 +179,6 @@ class LlamaIndexBackend:
         """The text the block stores for a turn (its aput's format), what a hit's node holds."""
         return f"<message role='{_role(item).value}'>{item.text}</message>"
 
-
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         with self._lock:
             block = self._block(namespace)
@@ -245,8 +244,10 @@ class LlamaIndexFactsBackend:
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         with self._lock:
-            block = self._blocks.setdefault(namespace, self._memory.FactExtractionMemoryBlock(
-                llm=self._llm, max_facts=self._max_facts))
+            if namespace not in self._blocks:  # built once per namespace and reset
+                self._blocks[namespace] = self._memory.FactExtractionMemoryBlock(llm=self._llm,
+                                                                                 max_facts=self._max_facts)
+            block = self._blocks[namespace]
             turns, stamps = self._turns.setdefault(namespace, {}), self._stamps.setdefault(namespace, {})
             for it in items:
                 before = list(block.facts)
