@@ -33,10 +33,9 @@ from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMI
                    cue_records, differences_table, read_artifacts, recall_table, side_by_side, summary, table)
 from cli import EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
-from contract import CONTROL_NAMES
+from contract import CONTROL_NAMES, kind_of
 from dataset import load_dataset
 from fileio import sha256_file, write_json_atomic
-from metrics import kind_of
 from stats import RESAMPLES, SEED
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)

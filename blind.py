@@ -29,10 +29,10 @@ import numpy as np
 
 from backends import load_backend
 from cli import InputError
-from contract import session_items
+from contract import kind_of, session_items
 from fileio import read_json
 from formats import BUDGET_FIELD, check_format
-from metrics import kind_of, retrieval_differences, retrieval_values
+from metrics import retrieval_differences, retrieval_values
 from stats import RESAMPLES, SEED, mean
 from wording import interval_text, rate
 

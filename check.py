@@ -5,7 +5,7 @@ FAIL.
 
 The run files are held against the dataset (--config, or --manifest) and their verdicts as
 score.py holds them: an empty run file, runs that lack some of the dataset's questions (unless
-their --limit or --shard, or --allow-partial, says so), a dataset changed since the runs or the
+their --limit, --shard or --sample, or --allow-partial, says so), a dataset changed since the runs or the
 verdicts, and verdicts that do not belong to these records are refused (exit 2). The numbers
 the checks judge are metrics.py's, as score.py computes them (every figure over all repeats).
 
@@ -21,12 +21,11 @@ Checks, in order:
   controls     what the controls were given: `none` an empty context, `oracle` exactly the gold
                evidence in order (FAIL naming the file:line otherwise); `none` at most
                checks.none_max on the answerable questions of every type (else its golds can be
-               guessed: the questions are listed); `oracle` at least checks.oracle_min on all the
-               questions of every type (its wrong answers listed by type); every real system
-               between the two on answerable questions (above the oracle: audit the evidence
-               labels); no real system above the oracle on an answerable type by a paired interval
-               that excludes 0 (FAIL naming the type: a system cannot know more than the evidence
-               unless it leaks), unless checks.above_oracle says why that system may
+               guessed: the questions are listed); every real system between the two on
+               answerable questions (above the oracle: audit the evidence labels; a SKIP when the
+               reader is inadequate, below); no real system above the oracle on an answerable type
+               by a paired interval that excludes 0 (FAIL naming the type: a system cannot know
+               more than the evidence unless it leaks), unless checks.above_oracle says why it may
   determinism  --rerun FILE, a second run of a backend (run.py --retrieval-only is enough): the
                share of questions whose retrieved ids differ, which must be 0 for the controls,
                checks.deterministic_backends and every system whose records say it declares
@@ -43,6 +42,13 @@ Checks, in order:
                where both decided (WARN: a rule decides only what is beyond doubt)
 A check that cannot run (its control, rerun or judge is absent) is a SKIP that says why, never
 a PASS. Thresholds come from the `checks:` section of config.yaml (defaults: config.CHECK_DEFAULTS).
+
+Apart from the checks, the reader's verdict (printed last, `reader` in checks.json): whether the
+answer model can compare memory systems by accuracy at all, from the `oracle` control given
+exactly the evidence: adequate at or above checks.reader_min of the answerable questions,
+inadequate below, with the types below checks.oracle_min and its wrong answers. A reader that
+cannot read is a limit of the run, not a fault of the instrument: the verdict never sets the
+status or the exit code, and the report leads with retrieval when it is inadequate.
 
 Exit codes: 0 every check PASS, WARN or SKIP; 4 a check FAILed (checks.json is written, and the
 report shows it: a script that goes on after a FAIL accepts 4 and nothing else, `|| [ $? -eq 4 ]`);
@@ -272,28 +278,58 @@ def check_none(label: str, system: dict, pairs: list, settings: dict) -> dict:
     return result("controls", label, "PASS", type_line(types, limits, "max") + tail, numbers, guessed)
 
 
-def check_oracle(label: str, system: dict, pairs: list, settings: dict) -> dict:
-    """`oracle` high on every type, over all of the type's questions: given exactly the evidence
-    (none for an unanswerable question), it must answer the answerable ones and decline the
-    others; its wrong answers listed by type."""
-    types = {t: {"n": x["n"], "accuracy": x["accuracy"]} for t, x in system["by_type"].items()}
-    limits = {t: limit_for(settings, "oracle_min", t) for t in types}
-    low = [t for t, x in types.items() if x["accuracy"] < limits[t]]
-    wrong = [answer_item(r, v) for r, v in sorted(pairs, key=lambda p: (p[0]["type"], p[0]["qid"], p[0]["repeat"]))
+def oracle_types(system: dict, settings: dict) -> dict:
+    """The oracle's accuracy per type over all of the type's questions (given exactly the
+    evidence, none for an unanswerable one, it must answer or decline), with its limit."""
+    return {t: {"n": x["n"], "accuracy": x["accuracy"], "limit": limit_for(settings, "oracle_min", t)}
+            for t, x in system["by_type"].items()}
+
+
+def reader_verdict(scoring: Scoring | None, pairs: dict | None, why: str | None, settings: dict) -> dict:
+    """Whether this reader can compare memory systems by accuracy: the `oracle` control, given
+    exactly the evidence, answers at least checks.reader_min of the answerable questions (every
+    oracle row, its lowest quoted). This is a verdict on the answer model, not on the
+    instrument: a reader that cannot read makes every system's accuracy the reader's, while the
+    harness may be sound, so it never fails the checks. Types where the oracle stays below
+    checks.oracle_min are listed (there accuracy says little about memory), with its wrong
+    answers. `verdict` is None when no oracle answered (a model-free comparison, no oracle run)."""
+    limit = settings["reader_min"]
+    base = {"verdict": None, "limit": limit, "oracle": None, "oracle_accuracy": None, "oracle_n": None,
+            "none_accuracy": None, "by_type": {}, "types_below": [], "wrong": []}
+    if scoring is None:
+        return {**base, "text": f"no verdict on the reader: {why}"}
+    oracles = sorted((label for label, s in scoring.systems.items() if s["backend"] == "oracle"
+                      and s["accuracy"] is not None), key=lambda label: scoring.systems[label]["accuracy"])
+    if not oracles:
+        return {**base, "text": "no verdict on the reader: no `oracle` control among --runs (run.py --backend "
+                                "oracle), so nothing says how often it answers given exactly the evidence"}
+    label = oracles[0]
+    oracle = scoring.systems[label]
+    none = scoring.row_of("none", scoring.budget_of[label])
+    types = oracle_types(oracle, settings)
+    below = [t for t, x in types.items() if x["accuracy"] is not None and x["accuracy"] < x["limit"]]
+    wrong = [answer_item(r, v) for r, v in sorted(pairs[label], key=lambda p: (p[0]["type"], p[0]["qid"], p[0]["repeat"]))
              if v["verdict"] != "correct"]
-    numbers = {"by_type": types, "limits": limits,
-               "wrong_by_type": {t: sum(w["type"] == t for w in wrong) for t in types}}
-    if low:
-        under = type_line({t: types[t] for t in low}, limits, "limit")
-        return result("controls", label, "FAIL", f"below its limit on {under}. Given exactly the evidence, the answer "
-                      f"model, prompt or grader fails (or the evidence lists are incomplete): read its {len(wrong)} "
-                      f"wrong answers", numbers, wrong)
-    return result("controls", label, "PASS", type_line(types, limits, "min"), numbers, wrong)
+    acc = oracle["accuracy"]
+    adequate = acc >= limit
+    text = (f"reader {'adequate' if adequate else 'inadequate'} for accuracy: oracle {rate(acc)} "
+            f"{'>=' if adequate else '<'} {limit:.2f} on {oracle['accuracy_n']} answerable question(s) given exactly "
+            f"their evidence")
+    text += ("" if adequate else ": accuracy cannot compare memory systems with this reader (retrieval recall "
+                                 "can); a capable model behind LLM_BASE_URL would")
+    if below:
+        text += "; below checks.oracle_min on " + ", ".join(
+            f"{t} {rate(types[t]['accuracy'])} (n={types[t]['n']}, min {types[t]['limit']:.2f})" for t in below)
+    return {**base, "verdict": "adequate" if adequate else "inadequate", "oracle": label, "oracle_accuracy": acc,
+            "oracle_n": oracle["accuracy_n"],
+            "none_accuracy": scoring.systems[none]["accuracy"] if none is not None else None,
+            "by_type": types, "types_below": below, "wrong": wrong, "text": text}
 
 
-def check_order(scoring: Scoring, budget: int, pairs: dict, sweep: bool) -> dict:
+def check_order(scoring: Scoring, budget: int, pairs: dict, sweep: bool, reader: dict) -> dict:
     """Every real system between none and oracle on answerable questions; one above the oracle
-    is flagged for an evidence audit with the questions it alone got right."""
+    is flagged for an evidence audit with the questions it alone got right. With a reader the
+    verdict finds inadequate, a SKIP: its accuracy places nothing between the controls."""
     at = f"@{budget}" if sweep else ""
     none, oracle = scoring.row_of("none", budget), scoring.row_of("oracle", budget)
     if none is None or oracle is None:
@@ -301,6 +337,10 @@ def check_order(scoring: Scoring, budget: int, pairs: dict, sweep: bool) -> dict
         return result("controls", f"order{at}", "SKIP", f"no {absent} run: real systems are not placed between the "
                       f"controls")
     lo, hi = scoring.systems[none]["accuracy"], scoring.systems[oracle]["accuracy"]
+    if reader["verdict"] == "inadequate":
+        return result("controls", f"order{at}", "SKIP", f"the reader is inadequate for accuracy (oracle {rate(hi)}, "
+                      f"reader_min {reader['limit']:.2f}): its accuracy places no system between the controls",
+                      {"none": lo, "oracle": hi})
     oracle_right = {(r["qid"], r["repeat"]) for r, v in pairs[oracle] if v["verdict"] == "correct"}
     numbers, items = {"none": lo, "oracle": hi, "systems": {}}, []
     for label in sorted(scoring.labels(budget)):
@@ -361,20 +401,21 @@ def check_above_oracle(scoring: Scoring, budget: int, sweep: bool, settings: dic
                   "by an interval that excludes 0", numbers)
 
 
-def check_controls(scoring: Scoring | None, pairs: list | None, why: str | None, settings: dict) -> list[dict]:
-    """The control checks on the answers, or SKIPs that say why they could not run."""
+def check_controls(scoring: Scoring | None, pairs: list | None, why: str | None, settings: dict,
+                   reader: dict) -> list[dict]:
+    """The control checks on the answers, or SKIPs that say why they could not run. The
+    oracle's accuracy is the reader's verdict (reader_verdict), not one of them."""
     if scoring is None:
-        return [result("controls", name, "SKIP", why) for name in ("none", "oracle", "order")]
+        return [result("controls", name, "SKIP", why) for name in ("none", "order")]
     sweep, by_label = len(scoring.budgets) > 1, pairs_by_row(pairs)
     out = []
-    for name, fn in (("none", check_none), ("oracle", check_oracle)):
-        labels = sorted(label for label, s in scoring.systems.items() if s["backend"] == name)
-        if not labels:
-            out.append(result("controls", name, "SKIP", f"no run of the `{name}` control among --runs: "
-                              f"run.py --backend {name}; without it the harness is not checked"))
-        out += [fn(label, scoring.systems[label], by_label[label], settings) for label in labels]
+    labels = sorted(label for label, s in scoring.systems.items() if s["backend"] == "none")
+    if not labels:
+        out.append(result("controls", "none", "SKIP", "no run of the `none` control among --runs: run.py --backend "
+                          "none; without it the harness is not checked"))
+    out += [check_none(label, scoring.systems[label], by_label[label], settings) for label in labels]
     for budget in scoring.budgets:
-        out.append(check_order(scoring, budget, by_label, sweep))
+        out.append(check_order(scoring, budget, by_label, sweep, reader))
         above = check_above_oracle(scoring, budget, sweep, settings)
         if above:
             out.append(above)
@@ -672,9 +713,11 @@ def graded_pairs(problems: list, comparison, verdicts: str | None) -> tuple[list
 
 
 def run_checks(a: argparse.Namespace, rows: list, dataset, comparison, problems: list, pairs: list | None,
-               why: str | None, settings: dict) -> list[dict]:
-    """Every check's result, in the order they are shown."""
+               why: str | None, settings: dict) -> tuple[list[dict], dict]:
+    """Every check's result, in the order they are shown, and the reader's verdict."""
     scoring = Scoring(pairs) if pairs else None
+    reader = reader_verdict(scoring, pairs_by_row(pairs) if pairs else None,
+                            why if pairs is None else "no answer was graded", settings)
     by_file: dict = defaultdict(list)
     for path, lineno, rec in rows:
         by_file[path].append((lineno, rec))
@@ -687,7 +730,7 @@ def run_checks(a: argparse.Namespace, rows: list, dataset, comparison, problems:
                                  settings) for b in budgets]
     # 2. The controls bracket the harness: what they were given, and what they answered.
     results += check_control_contexts(by_file)
-    results += check_controls(scoring, pairs, why, settings)
+    results += check_controls(scoring, pairs, why, settings, reader)
     # 3. Retrieval repeats itself, and waits for the index.
     main_by_key = {(r["backend"], r["repeat"], r["qid"]): r for _, _, r in rows}
     run_paths = {os.path.realpath(p) for p in a.runs}
@@ -711,12 +754,13 @@ def run_checks(a: argparse.Namespace, rows: list, dataset, comparison, problems:
         results += [result("judge", name, "SKIP", why) for name in ("unparseable", "disagreement")]
     else:
         results += [check_unparseable(pairs, settings), check_disagreement(pairs)]
-    return results
+    return results, reader
 
 
-def checks_summary(a: argparse.Namespace, results: list[dict], dataset, comparison, pairs: list | None,
-                   settings: dict) -> dict:
-    """What checks.json holds: the results, their inputs and the thresholds."""
+def checks_summary(a: argparse.Namespace, results: list[dict], reader: dict, dataset, comparison,
+                   pairs: list | None, settings: dict) -> dict:
+    """What checks.json holds: the results, the reader's verdict apart from them (it never
+    sets the status), their inputs and the thresholds."""
     return {
         "format": CHECKS_FORMAT,
         "status": worst([r["status"] for r in results]),
@@ -731,6 +775,7 @@ def checks_summary(a: argparse.Namespace, results: list[dict], dataset, comparis
                    "rerun": {p: sha256_file(p) for p in a.rerun}, "lag": {p: sha256_file(p) for p in a.lag}},
         "thresholds": settings,
         "checks": results,
+        "reader": reader,
     }
 
 
@@ -745,11 +790,12 @@ def main(argv: list[str] | None = None) -> int:
     problems = contract_problems(rows)
     comparison = coverage(rows, dataset, a.allow_partial)
     pairs, why = graded_pairs(problems, comparison, a.verdicts)
-    results = run_checks(a, rows, dataset, comparison, problems, pairs, why, settings)
-    summary = checks_summary(a, results, dataset, comparison, pairs, settings)
+    results, reader = run_checks(a, rows, dataset, comparison, problems, pairs, why, settings)
+    summary = checks_summary(a, results, reader, dataset, comparison, pairs, settings)
     # The file first, then stdout: `check.py ... | head` must not cost the results.
     write_json_atomic(out, summary)
     print(render(results, out))
+    print(f"reader: {reader['text']}")
     return EXIT_CHECK_FAILED if summary["status"] == "FAIL" else EXIT_OK
 
 

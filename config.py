@@ -176,6 +176,12 @@ CHECK_DEFAULTS = {
     # need date arithmetic or two turns combined after the evidence is given, which is the
     # answer model's limit; 0.70 still catches a prompt that cannot do it.
     "oracle_min": {"default": 0.80, "temporal": 0.70, "multi_hop": 0.70},
+    # The reader's adequacy, apart from the instrument's checks: given exactly the evidence, an
+    # answer model must get at least half the answerable questions right before its accuracy can
+    # compare memory systems. Below half, most of what any system retrieves is lost in reading,
+    # so a difference in accuracy says more about the reader than about memory; recall, which
+    # needs no reader, still compares them.
+    "reader_min": 0.50,
     # A system that uses half the budget or less did not compete at that budget: say so.
     "budget_use_min": 0.50,
     # Backends whose retrieval must be byte-for-byte repeatable (else it is noise); the controls

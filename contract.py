@@ -61,6 +61,12 @@ class MemoryBackend(Protocol):
     def search(self, namespace: str, query: str, k: int) -> list[Hit]: ...
 
 
+def kind_of(question: dict) -> str:
+    """A question's kind: meta.kind when the dataset names one (a finer grouping than the type),
+    else its type."""
+    return (question.get("meta") or {}).get("kind") or question["type"]  # both are optional annotations
+
+
 def is_answerable(question: dict) -> bool:
     """Whether the gold is a fact stated in the history: not an abstention question, not a
     LoCoMo adversarial one, and not flagged unanswerable by an importer (meta.abstention)."""

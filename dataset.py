@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from cli import EXIT_OK, InputError, run_cli
 from config import ROOT, kind_name, load_config
-from contract import QUESTION_TYPES, is_answerable, no_evidence_reason
+from contract import QUESTION_TYPES, is_answerable, kind_of, no_evidence_reason
 from fileio import read_jsonl, sha256_file
 from formats import read_manifest
 
@@ -229,15 +229,45 @@ class Dataset:
     sha256: str
     cases: list
 
-    def qids(self, limit: int | None = None, shard: str | None = None) -> list[str]:
-        """The questions a run with this --limit and --shard makes, in dataset order."""
-        return [q["qid"] for c in select_cases(self.cases, limit, parse_shard(shard)) for q in c["questions"]]
+    def qids(self, limit: int | None = None, shard: str | None = None, sample: int | None = None,
+             seed: int | None = None) -> list[str]:
+        """The questions a run with this --limit, --shard and --sample (drawn with `seed`) makes,
+        in dataset order."""
+        return [q["qid"] for c in select_cases(self.cases, limit, parse_shard(shard), sample, seed)
+                for q in c["questions"]]
 
 
-def select_cases(cases: list[dict], limit: int | None, shard: tuple[int, int] | None) -> list[dict]:
-    """The cases a run makes: the dataset's first `limit`, then those of one shard."""
+def select_cases(cases: list[dict], limit: int | None, shard: tuple[int, int] | None,
+                 sample: int | None = None, seed: int | None = None) -> list[dict]:
+    """The cases a run makes: the dataset's first `limit`, then those of one shard, then, with a
+    sample, only the sampled questions of each (sample_questions) and only the cases that hold one."""
     cases = cases[:limit] if limit else cases
-    return [c for c in cases if shard_of(c, shard[1]) == shard[0]] if shard else cases
+    cases = [c for c in cases if shard_of(c, shard[1]) == shard[0]] if shard else cases
+    if sample is None:
+        return cases
+    chosen = sample_questions(cases, sample, seed)
+    kept = [{**c, "questions": [q for q in c["questions"] if q["qid"] in chosen]} for c in cases]
+    return [c for c in kept if c["questions"]]
+
+
+def sample_questions(cases: list[dict], per_kind: int, seed: int | None) -> set[str]:
+    """A stratified sample: `per_kind` questions of every kind (contract.kind_of: meta.kind, else
+    the type; all of a kind that has fewer), each kind's drawn in the order of sha256(seed, qid). The draw depends on nothing but the
+    seed and the ids, so every system, shard and machine answers the same questions, and a
+    question in the sample of N is in the sample of N + 1."""
+    if seed is None:
+        raise ValueError("a sample needs the run's seed")
+    by_kind: dict = {}
+    for c in cases:
+        for q in c["questions"]:
+            by_kind.setdefault(kind_of(q), []).append(q["qid"])
+    return {qid for qids in by_kind.values()
+            for qid in sorted(qids, key=lambda qid: sample_rank(seed, qid))[:per_kind]}
+
+
+def sample_rank(seed: int, qid: str) -> str:
+    """Where a question comes in its kind's draw: a hash of the seed and its id."""
+    return hashlib.sha256(f"{seed}:{qid}".encode("utf-8")).hexdigest()
 
 
 def dataset_from(config: str | None, manifest: str | None, path: str | None = None) -> Dataset:

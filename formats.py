@@ -21,11 +21,11 @@ if TYPE_CHECKING:  # the run readers take a Dataset; dataset.py reads manifests 
 # The format of each kind of record, in its `format` field. A reader accepts its own version
 # only and names the fix for any other: a file of another format is written again by the stage
 # that wrote it, not read through branches for the fields another writer lacked.
-RUN_FORMAT = "run/3"
+RUN_FORMAT = "run/4"
 VERDICT_FORMAT = "verdict/1"
-SCORES_FORMAT = "scores/2"
-CHECKS_FORMAT = "checks/1"
-MANIFEST_FORMAT = "manifest/1"
+SCORES_FORMAT = "scores/3"
+CHECKS_FORMAT = "checks/2"
+MANIFEST_FORMAT = "manifest/2"
 CALIBRATION_FORMAT = "calibration/1"
 AUDIT_FORMAT = "audit/1"
 AUDIT_KEY_FORMAT = "audit_key/1"
@@ -99,9 +99,9 @@ MANIFEST_BACKEND_FIELDS = ("name", "id", "version", "code_sha256")
 def check_manifest_describes(manifest: str, records: list[dict]) -> None:
     """Refuse a manifest that does not describe these run records (InputError naming the
     difference): a system it does not list, or one whose code (backend_code_sha256) or version
-    differs from what it recorded. A manifest may list more systems than the runs hold (the
-    model-free pass runs more)."""
-    m = read_manifest(manifest, ("backends",))
+    differs from what it recorded, or runs of another sample (run.py --sample) than it recorded.
+    A manifest may list more systems than the runs hold (the model-free pass runs more)."""
+    m = read_manifest(manifest, ("backends", "sample"))
     for b in m["backends"]:
         missing = [f for f in MANIFEST_BACKEND_FIELDS if f not in b]
         if missing:
@@ -112,7 +112,10 @@ def check_manifest_describes(manifest: str, records: list[dict]) -> None:
     runs: dict = {}  # backend -> its first record
     for r in records:
         runs.setdefault(r["backend"], r)
-    problems = []
+    problems = [f"{name!r} ran " + (f"on a sample of {r['sample']} question(s) of each kind" if r["sample"] is not None
+                                    else "on every question") + ", the manifest recorded "
+                + (f"a sample of {m['sample']}" if m["sample"] is not None else "every question")
+                for name, r in runs.items() if r["sample"] != m["sample"]]
     for name, r in runs.items():
         if name not in listed:
             problems.append(f"the runs hold {name!r} (--backend {r['backend_id']}), which it does not list (it lists "
@@ -125,9 +128,11 @@ def check_manifest_describes(manifest: str, records: list[dict]) -> None:
                             f"{listed[name]['version']!r}")
     if problems:
         ids = " ".join(dict.fromkeys(r["backend_id"] for r in runs.values()))
+        first = next(iter(runs.values()))
         raise InputError(f"{manifest}: does not describe these runs: " + "; ".join(problems)
                          + f". Write the manifest for what ran, with the code that ran it: python manifest.py CONFIG "
-                           f"--backends {ids} (and rerun a system whose code changed, run.py --fresh)")
+                           f"--backends {ids}" + (f" --sample {first['sample']}" if first["sample"] is not None else "")
+                         + " (and rerun a system whose code changed, run.py --fresh)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +145,7 @@ def check_manifest_describes(manifest: str, records: list[dict]) -> None:
 # set of files that differ. The budget is held constant within a comparison; a budget sweep (run.py
 # --budgets) is one comparison per budget.
 CONTRACT_FIELDS = ("dataset_sha256", "answer_model", "prompt_sha256", "top_k", "tokenizer",
-                   "answer_max_tokens", "answer_sampling", "seed", "retrieval_only", "limit")
+                   "answer_max_tokens", "answer_sampling", "seed", "retrieval_only", "limit", "sample")
 BUDGET_FIELD = "context_token_budget"
 # What makes one run file one run: its format, the system's identity and the contract. run.py's
 # resume check and merge.py's shard check both use it (run.py adds the shard it makes).
@@ -242,13 +247,13 @@ class Comparison:
     records: list
     left_out: list   # one entry per system (and repeat, budget) lacking questions: file, backend, count, qids
     questions: int   # question records every system holds, over the budgets (the ones scored)
-    coverage: dict   # dataset_questions, planned_questions, scored_questions, limit, shards, partial
+    coverage: dict   # dataset_questions, planned_questions, scored_questions, limit, shards, sample, partial
 
 
 def load_comparison(paths: list[str], dataset: Dataset, allow_partial: bool = False) -> Comparison:
     """Read run files (read_run_files) and check that together they are one comparison of the
     dataset's questions: the contract fields equal across files, and every system holding every
-    question its run planned (the whole dataset, or what its --limit and --shard chose). A
+    question its run planned (the whole dataset, or what its --limit, --shard and --sample chose). A
     system that lacks questions is refused unless allow_partial, which keeps the questions every
     system holds and says what was left out."""
     rows = read_run_files(paths, dataset)
@@ -261,12 +266,12 @@ def load_comparison(paths: list[str], dataset: Dataset, allow_partial: bool = Fa
 
 def coverage(rows: list[tuple[str, int, dict]], dataset: Dataset, allow_partial: bool) -> Comparison:
     """Every system (and repeat) must hold the questions its run planned, budget by budget: the
-    dataset's, or those of the --limit and --shard its records say. Refused unless allow_partial
+    dataset's, or those of the --limit, --shard and --sample its records say. Refused unless allow_partial
     (InputError naming the file, the system and the first question missing)."""
-    systems: dict = {}  # system key -> {"file", "runs": {(limit, shard)}, "qids"}
+    systems: dict = {}  # system key -> {"file", "runs": {(limit, shard, sample, seed)}, "qids"}
     for path, _, rec in rows:
         s = systems.setdefault(system_key(rec), {"file": path, "runs": set(), "qids": set()})
-        s["runs"].add((rec["limit"], rec["shard"]))
+        s["runs"].add((rec["limit"], rec["shard"], rec["sample"], rec["seed"]))
         s["qids"].add(rec["qid"])
     order = dataset.qids()
     planned = {run: set(dataset.qids(*run)) for s in systems.values() for run in s["runs"]}
@@ -283,7 +288,7 @@ def coverage(rows: list[tuple[str, int, dict]], dataset: Dataset, allow_partial:
                                  "missing": len(lacking), "planned": len(expected), "qids": lacking})
     if left_out and not allow_partial:
         first = left_out[0]
-        whose = "the dataset's" if first["planned"] == len(order) else "this run's planned (--limit, --shard)"
+        whose = "the dataset's" if first["planned"] == len(order) else "this run's planned (--limit, --shard, --sample)"
         raise InputError(f"{first['file']}: backend {first['backend']!r} (repeat {first['repeat']}, budget "
                          f"{first['budget']}) holds {first['planned'] - first['missing']} of {whose} "
                          f"{first['planned']} questions; {first['missing']} missing (first: {first['qids'][0]!r})"
@@ -295,8 +300,9 @@ def coverage(rows: list[tuple[str, int, dict]], dataset: Dataset, allow_partial:
     return Comparison(records=kept, left_out=left_out, questions=sum(len(q) for q in common.values()),
                       coverage={"dataset_questions": len(order), "planned_questions": expected_n,
                                 "scored_questions": min(len(q) for q in common.values()),
-                                "limit": sorted({lim for lim, _ in runs if lim is not None}),
-                                "shards": sorted({sh for _, sh in runs if sh is not None}),
+                                "limit": sorted({run[0] for run in runs if run[0] is not None}),
+                                "shards": sorted({run[1] for run in runs if run[1] is not None}),
+                                "sample": sorted({run[2] for run in runs if run[2] is not None}),
                                 "partial": bool(left_out)})
 
 

@@ -9,6 +9,7 @@ served model (file sha256, server version, served name) are recorded too. No sec
 Usage:
   python manifest.py config.yaml
   python manifest.py config.yaml --backends none oracle full_context keyword bm25
+  python manifest.py config.yaml --backends none oracle keyword bm25 --sample 4
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 from datetime import datetime, timezone
 
 from backends import code_sha256, load_backend
-from cli import EXIT_OK, run_cli
+from cli import EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
 from context import make_counter
 from contract import CONTROL_NAMES
@@ -83,9 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("config")
     ap.add_argument("--backends", nargs="+", default=list(DEFAULT_BACKENDS),
                     help=f"systems this run compares (default: {' '.join(DEFAULT_BACKENDS)})")
+    ap.add_argument("--sample", type=int, metavar="N",
+                    help="the runs answer a stratified sample of N questions of each kind (run.py --sample N)")
     ap.add_argument("--out-dir", help="where to write it (default results/RUN_ID, the config's run_id)")
     a = ap.parse_args(argv)
 
+    if a.sample is not None and a.sample < 1:
+        raise InputError("--sample must be at least 1")
     cfg = load_config(a.config)
     cases = load_dataset(cfg["dataset"])
     counter = make_counter(cfg["tokenizer"])
@@ -114,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         "judge_model": cfg["judge_model"],
         "judge_sampling": cfg["judge_sampling"],
         "seed": cfg["seed"],
+        # run.py --sample: the stratified sample of questions every system of the comparison ran
+        # on (None: every question); score.py and report.py refuse runs of another.
+        "sample": a.sample,
         "top_k": cfg["top_k"],
         "context_token_budget": cfg["context_token_budget"],
         "tokenizer": counter.name,

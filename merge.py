@@ -70,7 +70,7 @@ def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
                          f"the config they ran with")
     # A missing shard shows as missing questions below (a share may hold no case at all, and
     # then its file is empty: present or not, it adds nothing).
-    order = {qid: i for i, qid in enumerate(dataset.qids(first["limit"]))}
+    order = {qid: i for i, qid in enumerate(dataset.qids(first["limit"], None, first["sample"], first["seed"]))}
     budgets = sorted({rec[BUDGET_FIELD] for _, _, rec in rows})
     repeats = sorted({rec["repeat"] for _, _, rec in rows})
     seen: dict = {}

@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from cli import InputError
-from contract import CONTROL_NAMES, is_answerable, no_evidence_reason
+from contract import CONTROL_NAMES, is_answerable, kind_of, no_evidence_reason
 from formats import BUDGET_FIELD, match_verdicts, read_verdicts
 from normalization import exact_match, locomo_category, token_f1
 from rules import RULES_SHA256, states_value
@@ -183,12 +183,6 @@ def answer_found(rec: dict) -> tuple[bool, bool]:
     context. A bridge turn alone counts as found in recall_any@k, and not here."""
     answer = set(answer_evidence(rec))
     return not answer.isdisjoint(rec["retrieved_ids"]), not answer.isdisjoint(rec["context_ids"])
-
-
-def kind_of(question: dict) -> str:
-    """A question's kind: meta.kind when the dataset names one (a finer grouping than the type),
-    else its type."""
-    return (question.get("meta") or {}).get("kind") or question["type"]  # both are optional annotations
 
 
 def retrieval_measurable(rec: dict) -> bool:

@@ -105,6 +105,28 @@ def check_inputs(scores: dict, paths: dict) -> None:
                          f"since is another): pass the verdicts it scored, or rerun score.py")
 
 
+# What must be equal between a comparison and the model-free comparison that leads its first
+# screen: the retrieval both measure (the same dataset, k, budgets, tokenizer and seed).
+SAME_RETRIEVAL_CONTRACT = ("dataset_sha256", "top_k", "tokenizer", "seed")
+
+
+def read_model_free(path: str, scores: dict) -> dict:
+    """The model-free comparison (score.py's JSON of run.py --retrieval-only files) of the same
+    retrieval as these answered runs; an InputError naming the field that differs."""
+    free = read_scores(path)
+    if not retrieval_only(free):
+        raise InputError(f"--model-free {path}: scores answered runs; pass the model-free pass's scores.json (of "
+                         f"run.py --retrieval-only files)")
+    for field in SAME_RETRIEVAL_CONTRACT:
+        if free["contract"][field] != scores["contract"][field]:
+            raise InputError(f"--model-free {path}: field '{field}' is {free['contract'][field]!r}, these runs have "
+                             f"{scores['contract'][field]!r}: not the same retrieval; score the model-free runs of "
+                             f"this comparison")
+    if free["budgets"] != scores["budgets"]:
+        raise InputError(f"--model-free {path}: budgets {free['budgets']}, these runs have {scores['budgets']}")
+    return free
+
+
 def verdicts_by_key(path: str) -> dict:
     """Verdicts keyed by formats.record_key (the audit is checked against them)."""
     return {key: v for key, (_, v) in read_verdicts(path).items()}
@@ -120,10 +142,12 @@ def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
 # ---------------------------------------------------------------------------------------------
 
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
-                 audit: dict | None, plots: dict | None, paths: dict, artifacts: dict | None = None) -> list:
-    """The whole report: first the answer (the compact table, the controls and the deviations in a
-    line each), then the rest: every metric, the contract, the paired comparisons,
-    the controls, the breakdowns, the judge, the checks, the facts and the commands."""
+                 audit: dict | None, plots: dict | None, paths: dict, artifacts: dict | None = None,
+                 model_free: dict | None = None) -> list:
+    """The whole report: first the answer (the compact table, the reader, the checks and the
+    deviations in a line each; the model-free comparison's table first when the reader cannot
+    compare systems by accuracy), then the rest: every metric, the contract, the paired
+    comparisons, the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
     current = checks_current(checks, scores)
     got = plots or {}
@@ -136,8 +160,10 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
                                                            if retrieval_only(scores) else
                                                            "each system's answer and the prompt it read") + ": ",
                               Link(html_name, "#questions"), "."))]
+    free_page = (os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(paths["model_free"])), "report.html"),
+                                 os.path.dirname(os.path.abspath(paths["html"]))) if paths["model_free"] else "")
     blocks += glance_section(scores, order, manifest, checks, current,
-                             grader_line(scores, calibration, grader_of(verdicts)))
+                             grader_line(scores, calibration, grader_of(verdicts)), model_free, artifacts, free_page)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
     blocks += contract_section(scores, manifest, checks, current)
@@ -174,7 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration", help="results/$RUN/calibration.json from judge.py --calibrate (optional)")
     ap.add_argument("--audit", help="results/$RUN/audit.json from audit.py join (optional)")
     ap.add_argument("--artifacts", help="results/$RUN/model-free/artifacts.json from artifacts.py (optional; the "
-                                        "model-free report shows it)")
+                                        "model-free report shows it, the first screen says its verdict)")
+    ap.add_argument("--model-free", help="results/$RUN/model-free/scores.json, the model-free comparison of the same "
+                                         "retrieval (optional): when check.py finds the reader inadequate for "
+                                         "accuracy, the first screen leads with its table, linked to the report.html "
+                                         "beside it")
     ap.add_argument("--dataset", help="the dataset, when it is no longer where the manifest says (checked by sha256)")
     ap.add_argument("--out", help="report.md to write; report.html and the plots go beside it (default: report.md "
                                   "beside --scores)")
@@ -184,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--out {a.out}: expected a .md path (report.html and the plots are written beside it)")
     stem = a.out[:-3]
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
-             "calibration": a.calibration, "audit": a.audit, "artifacts": a.artifacts, "out": a.out, "html": stem + ".html"}
+             "calibration": a.calibration, "audit": a.audit, "artifacts": a.artifacts, "model_free": a.model_free,
+             "out": a.out, "html": stem + ".html"}
 
     # 1. The comparison: scores.json, and the very run files and verdicts it was made from, held
     #    against the dataset the manifest names (the turn texts the explorer shows).
@@ -206,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",
                                       "flagged")) if a.audit else None
     artifacts = read_artifacts(a.artifacts) if a.artifacts else None
+    model_free = read_model_free(a.model_free, scores) if a.model_free else None
     # 3. Plots, then the report in both forms.
     order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -219,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         elif os.path.exists(path):
             os.unlink(path)  # a plot of an earlier report that this one does not draw
     blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
-                          paths, artifacts)
+                          paths, artifacts, model_free)
     write_atomic(a.out, render_markdown(blocks, os.path.basename(paths["html"])))
     # The cases of the records, read again from the file dataset_from validated.
     cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))

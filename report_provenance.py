@@ -155,7 +155,9 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
     return blocks + [Para(segs(f"Overall: {checks['status']} ({counts}). FAIL and WARN are listed among the "
                                f"deviations above.")),
                      Table(["status", "check", "result"], rows, [c["status"].lower() for c in checks["checks"]],
-                           [False, False, False], "text")]
+                           [False, False, False], "text"),
+                     Para(segs(Strong("The reader"), " (a verdict on the answer model, not one of the checks: it never "
+                               f"sets their status): {checks['reader']['text']}."))]
 
 
 def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
@@ -213,6 +215,7 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
         extra += " --retrieval-only"
     if first["limit"] is not None:
         extra += f" --limit {first['limit']}"
+    sample = f" --sample {first['sample']}" if first["sample"] is not None else ""
     run_files = " ".join(paths["runs"])
     if manifest["git_commit"] is None:
         lines = [f"# not made from a git checkout: no commit to check out; the manifest holds each code file's sha256 "
@@ -224,9 +227,9 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     if not first["retrieval_only"]:
         lines.append("# run.py asks the model: export LLM_BASE_URL (and LLM_API_KEY) first, or run each run.py line "
                      "inside python serve.py -- COMMAND (the embedded model)")
-    lines.append(f"python manifest.py {config} --backends {' '.join(files)} --out-dir "
+    lines.append(f"python manifest.py {config} --backends {' '.join(files)}{sample} --out-dir "
                  f"{os.path.dirname(paths['manifest']) or '.'}")
-    lines += [f"python run.py --config {config} --backend {b} --out {p}{extra}" for b, p in files.items()]
+    lines += [f"python run.py --config {config} --backend {b} --out {p}{extra}{sample}" for b, p in files.items()]
     score_flags = ""
     if scores["resamples"] != RESAMPLES:
         score_flags += f" --resamples {scores['resamples']}"
@@ -251,7 +254,8 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
                      f"FAILed, which the report shows")
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")
-    optional = "".join(f" --{k} {paths[k]}" for k in ("checks", "calibration", "audit") if paths[k])
+    optional = "".join(f" --{k.replace('_', '-')} {paths[k]}" for k in ("checks", "calibration", "audit", "artifacts",
+                                                                       "model_free") if paths[k])
     lines.append(f"python report.py --scores {paths['scores']} --manifest {paths['manifest']} --runs {run_files}"
                  f"{verdicts}{optional} --out {paths['out']}")
     return [Heading(2, "How to reproduce", "reproduce"),

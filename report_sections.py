@@ -89,18 +89,20 @@ def deviations(scores: dict, checks: dict | None, checks_current: bool) -> list:
     return found
 
 
-def questions_href(**view) -> str:
+def questions_href(page: str = "", **view) -> str:
     """A link to the question list of report.html filtered as `view` says (its state in the URL:
-    systems a and b by label, v the relation between them, type, cause, by, sort)."""
-    return "#questions?" + urllib.parse.urlencode({k: v for k, v in view.items() if v not in (None, "")})
+    systems a and b by label, v the relation between them, type, cause, by, sort); of another
+    report (`page`, a relative path) when the rows shown are that report's."""
+    return page + "#questions?" + urllib.parse.urlencode({k: v for k, v in view.items() if v not in (None, "")})
 
 
-def difference_cells(s: dict, scores: dict, d: dict | None) -> tuple:
+def difference_cells(s: dict, scores: dict, d: dict | None, page: str = "") -> tuple:
     """A first-screen row's difference to the baseline, linked to the questions where the two
-    differ, and whether its interval separates them; a word where there is no difference."""
+    differ (in `page`, the report whose rows these are), and whether its interval separates
+    them; a word where there is no difference."""
     if is_baseline(s, scores) or is_control(s) or d is None:
         return ("baseline" if is_baseline(s, scores) else "control" if is_control(s) else "n/a"), "–"
-    diff = segs(Link(interval_text(d), questions_href(a=s["label"], b=d["baseline"], v="differ")))
+    diff = segs(Link(interval_text(d), questions_href(page, a=s["label"], b=d["baseline"], v="differ")))
     return diff, separated_text(d) + ("; within the noise floor" if d.get("within_noise_floor") else "")
 
 
@@ -124,13 +126,14 @@ def glance_table(scores: dict, order: list[dict]) -> Table:
                  rows, [row_class(s, scores) for s in order], [False, True, True, False, True, True, True], "compact")
 
 
-def glance_table_model_free(scores: dict, order: list[dict]) -> Table:
+def glance_table_model_free(scores: dict, order: list[dict], page: str = "") -> Table:
     """The model-free report's answer: all evidence in context, its paired difference to the
-    baseline, the rank metrics at k, context size and search latency."""
+    baseline, the rank metrics at k, context size and search latency (its question links into
+    `page` when these rows are another report's)."""
     diffs = {d["system"]: d for d in scores["retrieval_differences"] if d["metric"] == "recall_all_in_context"}
     rows = []
     for s in order:
-        diff, separated = difference_cells(s, scores, diffs.get(s["label"]))
+        diff, separated = difference_cells(s, scores, diffs.get(s["label"]), page)
         rows.append([display(s, scores), rate(s["recall_all_in_context"]), diff, separated, rate(s["recall_all_at_k"]),
                      rate(s["ndcg_at_k"]), rate(s["evidence_recall_at_k"]), whole(s["mean_context_tokens"]),
                      rate(s["search_ms_p95"])])
@@ -141,16 +144,22 @@ def glance_table_model_free(scores: dict, order: list[dict]) -> Table:
                  "compact")
 
 
-def controls_line(scores: dict, checks: dict | None, current: bool) -> list:
-    """What the controls say, in one line: check.py's verdicts on them, or their numbers."""
+def checks_line(scores: dict, checks: dict | None, current: bool, model_free: dict | None = None) -> list:
+    """The instrument's checks in one line: check.py's status over every check (the reader's
+    verdict is not among them), its counts and what failed or warned; with the model-free
+    comparison leading, its checks too (score.py copied their summary into its scores.json).
+    Without checks.json of these runs, the controls' numbers and no verdict."""
+    more = Link("details", "#checks")
+    if checks is not None and current:
+        said = ", ".join(f"{n} {st}" for st, n in checks["counts"].items() if n)
+        bad = [c["id"] for c in checks["checks"] if c["status"] in ("FAIL", "WARN")]
+        text = f": check.py on these runs, {said}" + (f"; {', '.join(bad)}" if bad else "")
+        free = model_free["checks"] if model_free is not None else None
+        if free is not None:
+            text += (f"; on the model-free runs, {free['status']} ("
+                     + ", ".join(f"{n} {st}" for st, n in free["counts"].items() if n) + ")")
+        return segs(Strong(f"Instrument checks: {checks['status']}"), " (", more, f"){text}.")
     more = Link("details", "#controls")
-    lines = [c for c in checks["checks"] if c["check"] == "controls"] if checks is not None and current else []
-    if lines:
-        counts = Counter(c["status"] for c in lines)
-        worst = next(st for st in ("FAIL", "WARN", "PASS", "SKIP") if counts[st])  # SKIP: none could run
-        bad = [c["id"] for c in lines if c["status"] in ("FAIL", "WARN")]
-        said = ", ".join(f"{n} {st}" for st, n in counts.items()) + (f"; {', '.join(bad)}" if bad else "")
-        return segs(Strong(f"Controls: {worst}"), " (", more, f"): check.py, {said}.")
     key, what = (("recall_all_in_context", "has every evidence turn in context on")
                  if retrieval_only(scores) else ("accuracy", "answers"))
     shown = [f"{s['label']} {what} {rate(s[key])}" for s in scores["systems"] if s["backend"] in ("none", "oracle")]
@@ -160,9 +169,23 @@ def controls_line(scores: dict, checks: dict | None, current: bool) -> list:
     return segs(Strong("Controls"), " (", more, f"): {'; '.join(shown)}; no verdict without check.py's --checks.")
 
 
-def reader_line(scores: dict, manifest: dict) -> list | None:
-    """What this run's reader lets accuracy show, written from this run's own figures: how often
-    it answers given exactly the evidence (oracle) and given none, and which systems accuracy and
+def reader_of(checks: dict | None, current: bool) -> dict | None:
+    """check.py's verdict on the reader (checks.json's `reader`), when checks.json is of these runs."""
+    return checks["reader"] if checks is not None and current else None
+
+
+def leads_with_retrieval(checks: dict | None, current: bool, model_free: dict | None) -> bool:
+    """Whether the first screen leads with the retrieval comparison: the reader's verdict says
+    its accuracy cannot compare memory systems, and the model-free comparison of the same
+    dataset and contract was given to lead with. Otherwise accuracy leads."""
+    reader = reader_of(checks, current)
+    return model_free is not None and reader is not None and reader["verdict"] == "inadequate"
+
+
+def reader_line(scores: dict, manifest: dict, reader: dict | None = None) -> list | None:
+    """What this run's reader lets accuracy show, written from this run's own figures: check.py's
+    verdict on it (`reader`, with its oracle figure and limit) when given, else how often it
+    answers given exactly the evidence (oracle) and given none; then which systems accuracy and
     recall in context each separate from the baseline. It claims nothing the figures do not: the
     gap closed is accuracy rescaled by the controls' span, so it separates what accuracy does."""
     if retrieval_only(scores):
@@ -170,6 +193,8 @@ def reader_line(scores: dict, manifest: dict) -> list | None:
     info = manifest["served_model_info"]
     title = [Strong("Embedded reader" if info is not None else "Reader"), " ",
              Code(info["served_model"] if info is not None else scores["contract"]["answer_model"])]
+    if reader is not None and reader["verdict"] is not None:
+        return segs(*title, f": {reader['text']}." + separation_text(scores))
     control = {name: [s for s in scores["systems"] if s["backend"] == name and s["accuracy"] is not None]
                for name in ("none", "oracle")}
     if not control["oracle"]:
@@ -237,15 +262,32 @@ def grader_line(scores: dict, calibration: dict | None, grader: dict | None) -> 
                                               f"{calibration_text(calibration)}.")
 
 
+def artifacts_line(artifacts: dict | None, page: str = "") -> list | None:
+    """The artifact audit's verdict in one line (artifacts.py), linked to its section (in
+    `page`, the model-free report, when that holds it)."""
+    if artifacts is None:
+        return None
+    return segs(Strong(f"Artifact audit: {artifacts['verdict']}"), " (", Link("details", page + "#artifacts"),
+                f"): {artifacts_summary(artifacts)}")
+
+
 def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool,
-                   grader: list | None) -> list:
+                   grader: list | None, model_free: dict | None = None, artifacts: dict | None = None,
+                   model_free_page: str = "") -> list:
     """The first screen: the answer table, then one line each for what the reader lets accuracy
-    show, the grader's calibration (`grader`, grader_line's), the controls and every deviation
-    (at most DEVIATION_LINES, the rest a link away)."""
+    show, the grader's calibration (`grader`, grader_line's), the artifact audit, the
+    instrument's checks and every deviation (at most DEVIATION_LINES, the rest a link away).
+    When the reader's verdict says accuracy cannot compare memory systems and the model-free
+    comparison is given (`model_free`, its report at `model_free_page`), its retrieval table
+    leads and the accuracy table of these runs follows the lines."""
     found = deviations(scores, checks, current)
-    lines = [x for x in (coverage_line(scores), reader_line(scores, manifest), recall_line(scores), grader)
-             if x is not None]
-    lines.append(controls_line(scores, checks, current))
+    retrieval_leads = leads_with_retrieval(checks, current, model_free)
+    # The audit's section is in the model-free report: an answered report links to it there.
+    audit = (artifacts_line(artifacts) if retrieval_only(scores) else
+             artifacts_line(artifacts, model_free_page) if model_free is not None else None)
+    lines = [x for x in (coverage_line(scores), reader_line(scores, manifest, reader_of(checks, current)),
+                         recall_line(scores) if not retrieval_leads else None, grader, audit) if x is not None]
+    lines.append(checks_line(scores, checks, current, model_free if retrieval_leads else None))
     whole_lines = len(lines)
     lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]
     if len(found) > DEVIATION_LINES:
@@ -253,8 +295,19 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
                           Link("all of them", "#contract")))
     if not found:
         lines.append(segs("No deviation from the contract was recorded. ", Link("The contract", "#contract")))
-    return [Heading(2, "Results", "results"), glance_table(scores, order), Para(segs(glance_legend(scores))),
-            Lines(lines, [whole_lines <= i < whole_lines + DEVIATION_LINES for i in range(len(lines))])]
+    shown = Lines(lines, [whole_lines <= i < whole_lines + DEVIATION_LINES for i in range(len(lines))])
+    if not retrieval_leads:
+        return [Heading(2, "Results", "results"), glance_table(scores, order), Para(segs(glance_legend(scores))), shown]
+    free = model_free["coverage"]
+    return [Heading(2, "Results", "results"),
+            Para(segs(Strong("Retrieval leads: "), "the reader cannot compare memory systems by accuracy (its verdict "
+                      f"below), so the first table is the model-free comparison, {len(model_free['systems'])} system "
+                      f"rows on {free['scored_questions']:,} questions (", Link("its report", model_free_page), "); "
+                      "accuracy on the questions these runs answered follows.")),
+            glance_table_model_free(model_free, model_free["systems"], model_free_page),
+            Para(segs(glance_legend(model_free))), shown,
+            Heading(3, "Accuracy of the answered runs", "accuracy-glance"),
+            glance_table(scores, order), Para(segs(glance_legend(scores)))]
 
 
 def glance_legend(scores: dict) -> str:

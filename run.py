@@ -20,6 +20,9 @@ A finished file is in dataset order.
   --retrieval-only         ingest and search, ask no model: the model-free pass
   --limit N                the first N cases (N at least 1), in dataset order (not comparable to a
                            full run)
+  --sample N               a stratified sample: N questions of each kind (all of a kind with fewer),
+                           drawn by the config's seed, the same for every system; only the cases
+                           holding one are ingested (not comparable to a run on every question)
   --shard I/N              the cases whose cluster hashes to share I of N (I = 0..N-1), so N
                            machines split one run; merge.py joins the shard files
 
@@ -270,7 +273,7 @@ def load_done(path: str, identity: dict, keys: set) -> tuple[dict, int]:
         key = (rec.get("qid"), rec.get(BUDGET_FIELD), rec.get("repeat"))
         if key not in keys:
             raise InputError(f"{path}:{lineno}: question {key[0]!r} at budget {key[1]!r}, repeat {key[2]!r} is not "
-                             f"one this run makes (another dataset, --budgets, --repeat or --limit): use --fresh")
+                             f"one this run makes (another dataset, --budgets, --repeat, --limit or --sample): use --fresh")
         if rec["error"] is not None or key in done:
             dropped += 1  # redo failures; never keep two records of one question
             continue
@@ -358,6 +361,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--retrieval-only", action="store_true", help="ingest and search only; ask no model")
     ap.add_argument("--limit", type=int, metavar="N",
                     help="only the first N cases (not questions), in dataset order; N at least 1")
+    ap.add_argument("--sample", type=int, metavar="N",
+                    help="a stratified sample: N questions of each kind, drawn by the config's seed; N at least 1")
     ap.add_argument("--shard", help="I/N: only the cases of share I (0-based) of N")
     ap.add_argument("--no-cache", action="store_true", help="ask the endpoint even for cached requests")
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
@@ -371,7 +376,8 @@ def worker_and_repeat_counts(a: argparse.Namespace, cfg: dict) -> tuple[int, int
     or a negative --extra-wait-s."""
     workers = a.workers if a.workers is not None else cfg["workers"]
     repeats = a.repeat if a.repeat is not None else cfg["repeats"]
-    for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", 1 if a.limit is None else a.limit)):
+    for flag, value in (("--workers", workers), ("--repeat", repeats), ("--limit", 1 if a.limit is None else a.limit),
+                        ("--sample", 1 if a.sample is None else a.sample)):
         if value < 1:
             raise InputError(f"{flag} must be at least 1")
     if a.extra_wait_s < 0:
@@ -390,7 +396,7 @@ def run_identity(a: argparse.Namespace, cfg: dict, system, counter, top_k: int) 
             "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": top_k,
             "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
             "answer_sampling": cfg["answer_sampling"], "seed": cfg["seed"],
-            "retrieval_only": a.retrieval_only, "limit": a.limit}
+            "retrieval_only": a.retrieval_only, "limit": a.limit, "sample": a.sample}
 
 
 def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, system, client: LLMClient | None,
@@ -421,7 +427,9 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
         writer = Writer(fh, progress, count_records=not hold)
         try:
             held = []  # with a model on this machine: the answer calls wait until every search is done
+            planned = {c["case_id"]: c["questions"] for c in cases}  # a --sample keeps some questions of a case
             for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
+                case = {**case, "questions": planned[case["case_id"]]}
                 progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
                 for record, prompt in run_case(system, case, identity, cfg, counter, budgets, repeats, done,
                                                pool.pending):
@@ -467,7 +475,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.limit is not None:
         print(f"warning: --limit {a.limit}: only the first {min(a.limit, len(cases))} cases; these numbers are not "
               f"comparable to a run on the whole dataset", file=sys.stderr)
-    cases = select_cases(cases, a.limit, shard)
+    if a.sample is not None:
+        print(f"warning: --sample {a.sample}: {a.sample} question(s) of each kind; these numbers are not comparable "
+              f"to a run on every question", file=sys.stderr)
+    cases = select_cases(cases, a.limit, shard, a.sample, cfg["seed"])
     # The model-free pass needs no endpoint; any other run checks the endpoint variables
     # before any work is done.
     client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache, workers=workers)

@@ -70,7 +70,9 @@ def read_checks(path: str, run_sha256: set[str], verdicts_sha256: list[str]) -> 
             "not_passed": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
                            for c in checks["checks"] if c["status"] != "PASS"],
             "controls": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
-                         for c in checks["checks"] if c["check"] == "controls"]}
+                         for c in checks["checks"] if c["check"] == "controls"],
+            # check.py's verdict on the reader, apart from the checks (it never sets their status)
+            "reader": {k: checks["reader"][k] for k in ("verdict", "text", "oracle_accuracy", "oracle_n", "limit")}}
 
 
 def read_calibration(path: str, pairs: list) -> dict:
@@ -296,7 +298,7 @@ def control_findings(scores: dict) -> list[str]:
         lines.append(f"check.py: {checks['status']} ({', '.join(f'{n} {k}' for k, n in checks['counts'].items() if n)})"
                      + (": " + "; ".join(f"{c['status']} {c['id']}: {c['summary']}" for c in others) if others else
                         "; the control checks are quoted above"))
-    return lines
+    return lines + [f"check.py's verdict on the reader: {checks['reader']['text']}"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -144,10 +144,12 @@ def separated_text(d: dict | None) -> str:
 
 
 def coverage_reasons(coverage: dict, partial: str = "--allow-partial") -> list[str]:
-    """Why runs cover less than the dataset, from a comparison's coverage: the --limit and
-    --shard they recorded, and `partial` for what --allow-partial left out."""
+    """Why runs cover less than the dataset, from a comparison's coverage: the --limit, --shard
+    and --sample they recorded, and `partial` for what --allow-partial left out."""
     return ([f"--limit {', '.join(map(str, coverage['limit']))}"] if coverage["limit"] else []) + \
         ([f"--shard {', '.join(coverage['shards'])}"] if coverage["shards"] else []) + \
+        ([f"--sample {', '.join(map(str, coverage['sample']))} (a stratified sample: that many questions of each "
+          f"kind)"] if coverage["sample"] else []) + \
         ([partial] if coverage["partial"] else [])
 
 

@@ -12,7 +12,7 @@ from rules import RULES_SHA256
 CONTRACT = {"dataset_sha256": "d" * 64, "answer_model": "m", "prompt_sha256": "p" * 64, "top_k": 10,
             "tokenizer": "approx", "answer_max_tokens": 64,
             "answer_sampling": {"max_tokens_param": "max_tokens", "temperature": 0.0, "send_seed": True}, "seed": 7,
-            "retrieval_only": False, "limit": None,
+            "retrieval_only": False, "limit": None, "sample": None,
             "context_token_budget": 1200}
 RULES_ONLY = {"rules_sha256": RULES_SHA256, "judge_model": None, "judge_prompt_sha256": None}
 

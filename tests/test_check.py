@@ -63,7 +63,7 @@ def test_controls_pass_on_a_good_comparison_with_hand_computed_numbers(tmp_path,
     # none answers only the abstention questions: 0 of 2 single_hop, 0 of 2 temporal.
     assert c["controls/none"]["numbers"]["by_type"] == {"single_hop": {"n": 2, "accuracy": 0.0},
                                                         "temporal": {"n": 2, "accuracy": 0.0}}
-    assert c["controls/oracle"]["status"] == "PASS"
+    assert "controls/oracle" not in c  # the oracle's accuracy is the reader's verdict, not an instrument check
     # keyword: q0 right of the four answerable questions, 1/4, between none 0 and oracle 1.
     assert c["controls/order"]["status"] == "PASS"
     assert c["controls/order"]["numbers"] == {"none": 0.0, "oracle": 1.0, "systems": {"keyword": 0.25}}
@@ -113,28 +113,53 @@ def test_the_none_control_is_held_to_its_limit_on_the_answerable_questions_of_a_
     assert "per type (all of each type's questions): abstention 1.00 (n=2), single_hop 1.00 (n=4)" in out
 
 
-def test_a_weak_oracle_fails_and_its_wrong_answers_are_listed_by_type(tmp_path):
+def reader(out: str) -> dict:
+    """check.py's verdict on the reader, from the checks.json at `out`."""
+    return json.loads(open(out, encoding="utf-8").read())["reader"]
+
+
+def test_a_reader_right_on_most_of_the_evidence_is_adequate_with_its_weak_types_listed(tmp_path, capsys):
     systems = {**GOOD, "oracle": system("oracle", {"q0", "q2", "q3", "q4", "q5"})}
-    code, c, _ = checked(tmp_path, systems)
-    oracle = c["controls/oracle"]
-    # temporal: q4 right, q1 wrong: 0.5 < 0.70 (the temporal default); single_hop 1.0 passes.
-    assert code == 4 and oracle["status"] == "FAIL"
-    assert oracle["numbers"]["wrong_by_type"] == {"abstention": 0, "single_hop": 0, "temporal": 1}
-    assert [(i["type"], i["qid"]) for i in oracle["items"]] == [("temporal", "q1")]
-    assert oracle["summary"].startswith("below its limit on temporal 0.500 (n=2, limit 0.70)")
+    code, c, out = checked(tmp_path, systems)
+    r = reader(out)
+    # answerable: q0, q1, q3, q4; the oracle misses q1: 3 of 4 = 0.75 >= reader_min 0.50. temporal:
+    # q4 right, q1 wrong: 0.5 < 0.70 (the temporal oracle_min); single_hop 1.0.
+    assert code == 0 and r["verdict"] == "adequate"
+    assert (r["oracle_accuracy"], r["oracle_n"], r["limit"], r["none_accuracy"]) == (0.75, 4, 0.5, 0.0)
+    assert r["types_below"] == ["temporal"] and r["by_type"]["temporal"] == {"n": 2, "accuracy": 0.5, "limit": 0.7}
+    assert [(i["type"], i["qid"]) for i in r["wrong"]] == [("temporal", "q1")]
+    assert r["text"] == ("reader adequate for accuracy: oracle 0.750 >= 0.50 on 4 answerable question(s) given exactly "
+                         "their evidence; below checks.oracle_min on temporal 0.500 (n=2, min 0.70)")
+    assert f"reader: {r['text']}" in capsys.readouterr().out
+
+
+def test_a_reader_that_cannot_read_is_a_verdict_on_the_reader_not_a_failed_check(tmp_path, capsys):
+    # The oracle answers q5 (abstention) and q0 only: 1 of 4 answerable = 0.25 < 0.50.
+    systems = {**GOOD, "oracle": system("oracle", {"q0", "q5"})}
+    code, c, out = checked(tmp_path, systems)
+    r = reader(out)
+    assert code == 0 and json.loads(open(out).read())["status"] == "PASS"
+    assert r["verdict"] == "inadequate" and r["oracle_accuracy"] == 0.25
+    assert r["text"].startswith("reader inadequate for accuracy: oracle 0.250 < 0.50 on 4 answerable question(s) "
+                                "given exactly their evidence: accuracy cannot compare memory systems with this "
+                                "reader (retrieval recall can); a capable model behind LLM_BASE_URL would")
+    # keyword (0.25) sits level with it; with this reader accuracy places nothing between the controls.
+    assert c["controls/order"]["status"] == "SKIP" and "inadequate" in c["controls/order"]["summary"]
+    assert "reader: reader inadequate for accuracy: oracle 0.250 < 0.50" in capsys.readouterr().out
 
 
 def test_thresholds_come_from_the_checks_section_of_the_config(tmp_path):
     systems = {**GOOD, "oracle": system("oracle", {"q0", "q2", "q3", "q4", "q5"})}
-    code, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"temporal": 0.5}})
-    assert code == 0 and c["controls/oracle"]["status"] == "PASS"
-    assert c["controls/oracle"]["numbers"]["limits"] == {"abstention": 0.8, "single_hop": 0.8, "temporal": 0.5}
+    code, c, out = checked(tmp_path, systems, checks={"oracle_min": {"temporal": 0.5}, "reader_min": 0.8})
+    r = reader(out)
+    assert code == 0 and r["types_below"] == [] and r["verdict"] == "inadequate" and r["limit"] == 0.8
+    assert {t: x["limit"] for t, x in r["by_type"].items()} == {"abstention": 0.8, "single_hop": 0.8, "temporal": 0.5}
 
 
 def test_a_system_above_the_oracle_is_flagged_for_an_evidence_audit(tmp_path):
     systems = {**GOOD, "oracle": system("oracle", {"q2", "q3", "q4", "q5"}),
                "keyword": system("keyword", {"q0", "q1", "q3", "q4"}, context_tokens=900)}
-    _, c, _ = checked(tmp_path, systems, checks={"oracle_min": {"default": 0.0}})
+    _, c, _ = checked(tmp_path, systems, checks={"reader_min": 0.0})
     order = c["controls/order"]
     assert order["status"] == "WARN"
     assert order["items"][0]["qids"] == ["q0", "q1"]  # right for keyword, wrong for the oracle
@@ -142,11 +167,12 @@ def test_a_system_above_the_oracle_is_flagged_for_an_evidence_audit(tmp_path):
 
 
 def test_an_absent_control_is_skipped_with_a_reason_never_passed(tmp_path, capsys):
-    code, c, _ = checked(tmp_path, {"keyword": GOOD["keyword"]})
+    code, c, out = checked(tmp_path, {"keyword": GOOD["keyword"]})
     assert code == 0
-    for name in ("none", "oracle", "order"):
+    for name in ("none", "order"):
         assert c[f"controls/{name}"]["status"] == "SKIP"
-    assert "no run of the `oracle` control" in c["controls/oracle"]["summary"]
+    r = reader(out)
+    assert r["verdict"] is None and "no `oracle` control among --runs" in r["text"]
     assert "SKIP  controls/none: no run of the `none` control" in capsys.readouterr().out
 
 
@@ -251,7 +277,7 @@ def test_a_mixed_prompt_sha_is_a_contract_fail_with_the_comparison_refusal_not_e
     contract = c["contract/comparison"]
     assert contract["status"] == "FAIL" and "field 'prompt_sha256' differs" in contract["summary"]
     assert "not one comparison" in contract["summary"]
-    assert c["controls/oracle"]["status"] == "SKIP"  # no comparison to place systems in
+    assert c["controls/order"]["status"] == "SKIP"  # no comparison to place systems in
     assert c["budget/keyword"]["status"] == "PASS"   # per-file checks still run
     assert "FAIL  contract/comparison" in capsys.readouterr().out
 
@@ -381,7 +407,7 @@ def tiny_runs(tmp_path, fake_llm):
     """none, oracle and keyword run on the tiny dataset against the fake endpoint, judged; a
     config whose thresholds do not get in the way of the checks tested here (the fake oracle
     echoes a turn, and the tiny histories fill a tenth of the budget)."""
-    cfg = write_config(tmp_path, checks={"oracle_min": {"default": 0.0}, "none_max": {"default": 1.0},
+    cfg = write_config(tmp_path, checks={"reader_min": 0.0, "none_max": {"default": 1.0},
                                          "budget_use_min": 0.0})
     runs = [run_system(cfg, b, tmp_path / "runs" / f"{b}.jsonl") for b in ("none", "oracle", "keyword")]
     verdicts = str(tmp_path / "results" / "verdicts.jsonl")
@@ -410,8 +436,9 @@ def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
     # One line per check, in the JSON's order, with the JSON's status, and the totals last.
     status_lines = [line for line in printed if line[:4] in check.STATUSES]
     assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
-    assert data["status"] == "PASS" and printed[-1] == "result: PASS (13 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
-    assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["oracle_min"]["default"] == 0.0
+    assert data["status"] == "PASS" and printed[-2] == "result: PASS (12 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert printed[-1] == f"reader: {data['reader']['text']}"
+    assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["reader_min"] == 0.0
 
 
 def test_a_nondeterministic_keyword_rerun_fails(tmp_path, tiny_runs):
@@ -540,7 +567,8 @@ def test_model_free_runs_need_no_verdicts_and_skip_what_needs_answers(tmp_path, 
         assert {x["status"] for x in c.values()} <= {"PASS", "WARN", "SKIP"}
         assert c["contract/comparison"]["status"] == "PASS"
         assert c["controls/oracle_context"]["status"] == "PASS"  # what the controls were given needs no answer
-        assert c["controls/oracle"]["status"] == "SKIP" and "retrieval-only" in c["controls/oracle"]["summary"]
+        assert c["controls/order"]["status"] == "SKIP" and "retrieval-only" in c["controls/order"]["summary"]
+        assert reader(str(out))["verdict"] is None and "retrieval-only" in reader(str(out))["text"]
         assert c["leakage/keyword"]["status"] == "PASS"
     # Runs that answered cannot be checked without their verdicts: exit 2, saying so.
     answered = run_system(cfg, "none", tmp_path / "answered" / "none.jsonl")
@@ -589,9 +617,10 @@ def test_a_manifest_names_the_dataset(tmp_path, tiny_runs):
     out = tmp_path / "c.json"
     m = str(next(tmp_path.glob("manifest-*.json")))
     code = run_cli(check.main, ["--runs", *runs, "--verdicts", verdicts, "--manifest", m, "--out", str(out)])
-    assert code == check.EXIT_CHECK_FAILED == 4
     data = json.loads(out.read_text())
-    # without --config the default thresholds hold, and the fake endpoint's oracle is below them
+    # without --config the default thresholds hold: the fake endpoint's none, which echoes nothing
+    # but declines, stays under none_max, and the tiny histories fill less than budget_use_min
+    assert code == 0 and data["status"] == "WARN"
     assert {c["id"]: c["status"] for c in data["checks"]}["leakage/keyword"] == "PASS"
     assert data["thresholds"] == CHECK_DEFAULTS
 

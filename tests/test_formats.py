@@ -1,4 +1,4 @@
-"""Every record says its format (run/3, verdict/1, checks/1, manifest/1, calibration/1, audit/1,
+"""Every record says its format (run/4, verdict/1, checks/2, manifest/2, calibration/1, audit/1,
 audit_key/1; scores/2 in test_report.py), and a reader refuses another version, or a record
 without one, naming path:line, the version found, the version it reads and the fix, instead of
 growing a branch for what an older writer lacked."""
@@ -88,7 +88,7 @@ def test_checks_of_another_format_are_refused_by_score(tmp_path, capsys):
     capsys.readouterr()
     checks.write_text(json.dumps({**summary, "format": "checks/0"}))
     assert run_cli(score.main, argv) == 2
-    assert f"{checks}: a checks record of format 'checks/0'; this code reads format 'checks/1' only: rerun check.py" \
+    assert f"{checks}: a checks record of format 'checks/0'; this code reads format 'checks/2' only: rerun check.py" \
         in capsys.readouterr().err
 
 
@@ -153,7 +153,8 @@ def test_a_summary_of_another_format_is_refused_by_score_and_report_with_the_fix
     with open(f[which], "w", encoding="utf-8") as fh:
         json.dump({**summary, "format": f"{kind}/0"}, fh)
     capsys.readouterr()
-    message = f"{f[which]}: a {kind} record of format '{kind}/0'; this code reads format '{kind}/1' only: {fix}"
+    expected = {"manifest": MANIFEST_FORMAT, "calibration": CALIBRATION_FORMAT, "audit": AUDIT_FORMAT}[which]
+    message = f"{f[which]}: a {kind} record of format '{kind}/0'; this code reads format '{expected}' only: {fix}"
     assert run_cli(score.main, argv + extra[which]) == 2
     assert message in capsys.readouterr().err
     assert run_cli(report.main, report_argv) == 2

@@ -233,7 +233,7 @@ def build(tmp_path, systems: dict, score_args: tuple = (), report_args: tuple = 
                                    "questions": len({r["qid"] for recs in systems.values() for r in recs}),
                                    "questions_by_type": {"single_hop": 1}},
                 "config": "config.yaml", "config_sha256": "f" * 64, "answer_model": first["answer_model"],
-                "judge_model": None, "top_k": first["top_k"], "context_token_budget": first["context_token_budget"],
+                "judge_model": None, "sample": None, "top_k": first["top_k"], "context_token_budget": first["context_token_budget"],
                 "tokenizer": first["tokenizer"], "endpoint": "LLM_BASE_URL", "served_model_info": None,
                 "backends": [{"name": n, "id": rs[0]["backend_id"], "version": rs[0]["backend_version"],
                               "code_sha256": rs[0]["backend_code_sha256"]} for n, rs in systems.items()]}
@@ -482,12 +482,12 @@ def test_scores_of_another_format_are_refused_naming_it_and_the_fix(tmp_path, ca
     s = json.load(open(paths["scores"]))
     open(paths["scores"], "w").write(json.dumps({**s, "format": "scores/0"}))
     assert make_report(paths) == 2
-    assert (f"{paths['scores']}: a scores record of format 'scores/0'; this code reads format 'scores/2' only: "
+    assert (f"{paths['scores']}: a scores record of format 'scores/0'; this code reads format 'scores/3' only: "
             f"rerun score.py") in capsys.readouterr().err
     del s["format"]
     open(paths["scores"], "w").write(json.dumps(s))
     assert make_report(paths) == 2
-    assert "no field 'format' (every scores record of format 'scores/2' has one): rerun score.py" in \
+    assert "no field 'format' (every scores record of format 'scores/3' has one): rerun score.py" in \
         capsys.readouterr().err
 
 

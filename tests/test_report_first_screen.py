@@ -76,6 +76,9 @@ def with_checks(tmp_path, paths: dict, statuses: dict) -> str:
     checks["inputs"]["verdicts"] = {paths["verdicts"]: sha256_file(paths["verdicts"])}
     for c in checks["checks"]:
         c["status"] = statuses.get(c["id"], "PASS")
+    found = [c["status"] for c in checks["checks"]]
+    checks["counts"] = {st: found.count(st) for st in ("PASS", "WARN", "FAIL", "SKIP")}
+    checks["status"] = next((st for st in ("FAIL", "WARN", "PASS") if st in found), "SKIP")
     path = tmp_path / "checks.json"
     path.write_text(json.dumps(checks), encoding="utf-8")
     return str(path)
@@ -89,8 +92,9 @@ def test_the_controls_verdict_is_one_line_from_check_py_or_their_numbers(tmp_pat
     controls = [c["id"] for c in json.load(open(os.path.join(DATA, "checks.json")))["checks"] if c["check"] == "controls"]
     assert make_report(paths, "--checks", with_checks(tmp_path, paths, {controls[0]: "FAIL"})) == 0
     md = open(paths["md"], encoding="utf-8").read()
-    line = next(x for x in first_screen(md).splitlines() if x.startswith("- **Controls"))
-    assert line.startswith("- **Controls: FAIL** ([details](#what-the-controls-say)): check.py, ") and controls[0] in line
+    line = next(x for x in first_screen(md).splitlines() if x.startswith("- **Instrument checks"))
+    assert line.startswith("- **Instrument checks: FAIL** ([details](#instrument-checks)): check.py on these runs, ")
+    assert controls[0] in line
 
 
 def test_each_deviation_is_one_line_and_the_rest_a_link_away(tmp_path):

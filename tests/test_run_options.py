@@ -155,7 +155,7 @@ def test_limit_runs_the_first_cases_and_says_so(tmp_path, fake_llm, config, caps
     warnings = " ".join(scores["warnings"])
     assert "--limit 1" in warnings and "not comparable" in warnings
     assert scores["coverage"] == {"dataset_questions": 6, "planned_questions": 3, "scored_questions": 3, "limit": [1],
-                                  "shards": [], "partial": False}
+                                  "shards": [], "sample": [], "partial": False}
     assert "PARTIAL: 3 of the dataset's 6 questions scored" in capsys.readouterr().out
 
 

@@ -129,9 +129,11 @@ def test_findings_state_the_control_numbers_and_leave_the_verdict_to_check_py():
     assert "`lucky` scores above the oracle (0.900 against 0.500)" in text
     # With check.py's results, its verdicts are quoted instead of the numbers.
     scores["checks"] = {"status": "PASS", "counts": {"PASS": 1}, "not_passed": [], "controls": [
-        {"id": "controls/none", "status": "PASS", "summary": "preference 0.150 (n=20, max 0.20)"}]}
+        {"id": "controls/none", "status": "PASS", "summary": "preference 0.150 (n=20, max 0.20)"}],
+        "reader": {"verdict": "adequate", "text": "reader adequate for accuracy: oracle 0.500 >= 0.50"}}
     text = "\n".join(score.control_findings(scores))
     assert "check.py controls/none: PASS: preference 0.150 (n=20, max 0.20)" in text
+    assert "check.py's verdict on the reader: reader adequate for accuracy: oracle 0.500 >= 0.50" in text
     assert "answers 0.150 of answerable questions" not in text and "`lucky` scores above" not in text
 
 

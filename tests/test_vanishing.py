@@ -129,4 +129,4 @@ def test_runs_that_recorded_limit_are_held_against_the_cases_it_chose(tmp_path, 
     assert "PARTIAL: 3 of the dataset's 6 questions scored" in capsys.readouterr().out
     cut(runs[1], 2)  # one of the 3 questions --limit 1 chose is missing: refused like any other
     assert stage("check", cfg, runs, verdicts, tmp_path) == 2
-    assert "holds 2 of this run's planned (--limit, --shard) 3 questions" in capsys.readouterr().err
+    assert "holds 2 of this run's planned (--limit, --shard, --sample) 3 questions" in capsys.readouterr().err
