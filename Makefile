@@ -1,21 +1,31 @@
 # memory-bench. Two commands do all set-up on a fresh machine:
-#   make bench   first the model-free report (results/RUN_ID/model-free/, no model), then the whole
-#                comparison on the embedded local model, no API key -> results/RUN_ID/report.md and
-#                .html; both end by printing the first table of their report
+#   make bench   first the model-free comparison (results/RUN_ID/model-free/, no model), then the
+#                answered pipeline on the embedded local model, no API key, on a stratified sample
+#                of the questions (SAMPLE of each kind) -> results/RUN_ID/report.md and .html; both
+#                end by printing the first screen of their report, which leads with retrieval when
+#                the reader cannot compare systems by accuracy (check.py's verdict on the reader)
 #   make test    the test suite, with every backend's extras installed (starts its own test
 #                servers and the embedded model, and opens report.html in headless Chromium)
-# With LLM_BASE_URL (and LLM_API_KEY) set, `make bench` uses that endpoint and starts nothing.
+# With LLM_BASE_URL (and LLM_API_KEY) set, `make bench` uses that endpoint, starts nothing and
+# answers every question.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CONFIG ?= config.yaml
-# Controls first, then the reference backend and bm25, so that the default run compares two
-# memory systems. hash needs no download either: the model-free pass takes it always (seconds),
-# the answered comparison only when named, e.g. `make bench SYSTEMS="none oracle full_context
-# keyword bm25 hash"` (each adds about as much local-model time as keyword, bench/README.md).
+# The answered systems: controls first, then the reference backend and bm25, so that the answered
+# pipeline compares two memory systems. Another is answered only when named, e.g. `make bench
+# SYSTEMS="none oracle full_context keyword bm25 hash"` (each adds about as much local-model time
+# as keyword, bench/README.md).
 SYSTEMS ?= none oracle full_context keyword bm25
+# The model-free pass takes, beside those, every system that needs no model download and no LLM on
+# write (hash, and dense_wordllama, whose static embeddings ship in the wordllama wheel), and the
+# real memory system that fits the time `make bench` is held to: LlamaIndex's vector memory block
+# (about 1.5 minutes on the default set; cognee's chunk memory takes 25 and Hindsight's server 51,
+# docs/systems.md). Their packages install with the core (FREE_REQUIREMENTS).
+FREE_EXTRA ?= hash bm25 dense_wordllama llamaindex_wordllama
+FREE_REQUIREMENTS := backends/requirements-dense.txt backends/requirements-llamaindex.txt
 # The embedded answer model (serve.py, MODELS): smollm2-135m, or qwen2.5-coder-0.5b, stronger
 # and slower (bench/README.md, "The reader"). Ignored when LLM_BASE_URL is set. The default is
 # the one that keeps `make bench` within 30 minutes, not one that reads well: no packaged model
@@ -29,7 +39,16 @@ RUN_CONFIG = $(if $(filter $(DEFAULT_MODEL),$(MODEL)),$(CONFIG),.cache/config-$(
 # serve.py --threads: empty for its default (all cores); THREADS=1 when other jobs hold a core,
 # where two spinning threads collapse (bench/README.md, "Two threads on a shared machine").
 THREADS ?=
-MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),hash bm25)
+MODEL_FREE_SYSTEMS = $(SYSTEMS) $(filter-out $(SYSTEMS),$(FREE_EXTRA))
+# The answered pass on the embedded model reads a stratified sample: SAMPLE questions of each kind
+# (run.py --sample), the same for every system, enough to fill the report's explorer, prompts,
+# verdicts and scores within the time `make bench` is held to (bench/README.md): the embedded
+# reader cannot compare memory systems by accuracy (check.py's verdict on the reader), so an
+# hour spent answering every question would measure the reader. With LLM_BASE_URL set, every
+# question; `make bench SAMPLE=all` answers every question on the embedded model too. (`make
+# bench` decides it before serve.py, which sets LLM_BASE_URL for the answers, starts.)
+SAMPLE ?= $(if $(LLM_BASE_URL),all,4)
+SAMPLE_FLAG = $(if $(filter all,$(SAMPLE)),,--sample $(SAMPLE))
 BASELINE ?= keyword
 # One folder per run id (the run config's run_id), so that a second comparison does not overwrite
 # the first; results/latest and runs/latest point at the last one made.
@@ -42,7 +61,10 @@ MODEL_FREE_RUNS = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(MODEL
 # check.py reruns each answered system model-free to test determinism: those of $(SYSTEMS).
 RERUN_FILES = $(addprefix $(RUNS_DIR)/model-free/,$(addsuffix .jsonl,$(SYSTEMS)))
 MODEL_FREE = $(RESULTS_DIR)/model-free
+# Each comparison its own manifest: the model-free pass runs more systems, on every question, than
+# the answered one, and a manifest describes exactly what its runs were.
 MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
+MODEL_FREE_MANIFEST = $(MODEL_FREE)/manifest-$(RUN_ID).json
 # What report.py shows when it exists: the human audit (docs/checks.md);
 # report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
 # by the same recipe, after make has expanded it, so they are passed by name.)
@@ -78,7 +100,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench retrieval answers test pipeline setup engine extras chromium jq slurm slurm-check clean-runs
+.PHONY: bench retrieval answers test pipeline setup engine extras chromium jq slurm slurm-check clean-runs plan picture
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +110,12 @@ $(VENV)/.core: requirements.txt
 # report.py's optional plots (matplotlib, Agg backend).
 $(VENV)/.plots: $(VENV)/.core requirements-plots.txt
 	$(PIP) install -q --disable-pip-version-check -r requirements-plots.txt
+	touch $@
+
+# The packages of the model-free pass's real systems (FREE_EXTRA): about 30 s of pip on a fresh
+# machine, bench/README.md.
+$(VENV)/.free: $(VENV)/.core $(FREE_REQUIREMENTS)
+	$(PIP) install -q --disable-pip-version-check $(addprefix -r ,$(FREE_REQUIREMENTS))
 	touch $@
 
 # What the tests need beyond the core: pytest, and Playwright for the browser test of report.html.
@@ -162,12 +190,13 @@ setup: $(VENV)/.model-$(MODEL)
 # The model-free report first: it needs no model, so it is written before the engine is built
 # (a fresh machine compiles it once, 5.5 to 14 minutes) or served; then the answers. With
 # LLM_BASE_URL set, nothing is built or served: the answers come from that endpoint.
-bench: $(VENV)/.core $(VENV)/.plots
+bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
 	@$(STAGES) begin $(RETRIEVAL_PLAN) $(if $(LLM_BASE_URL),,setup) $(ANSWERS_PLAN)
 	@$(MAKE) --no-print-directory retrieval
 	@if [ -z "$$LLM_BASE_URL" ]; then $(STAGES) stage setup "the embedded model's set-up ($(MODEL))" && \
 		$(MAKE) --no-print-directory $(VENV)/.model-$(MODEL) || exit $$?; fi
-	$(PY) serve.py --model $(MODEL) $(if $(THREADS),--threads $(THREADS)) -- $(MAKE) --no-print-directory answers
+	$(PY) serve.py --model $(MODEL) $(if $(THREADS),--threads $(THREADS)) -- $(MAKE) --no-print-directory answers \
+		SAMPLE=$(SAMPLE)
 	@$(STAGES) end
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
@@ -176,25 +205,25 @@ bench: $(VENV)/.core $(VENV)/.plots
 # the artifact audit (query-blind systems against the baseline; a FAIL, exit 4, is reported, not
 # fatal), in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
-retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
+retrieval: $(VENV)/.core $(VENV)/.plots $(VENV)/.free $(RUN_CONFIG)
 	@$(if $(TOP),$(STAGES) begin $(RETRIEVAL_PLAN))
 	@$(STAGES) stage manifest "manifest.py (model-free)"
-	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(MODEL_FREE) > /dev/null
 	@for b in $(MODEL_FREE_SYSTEMS); do $(STAGES) stage run-free "run.py $$b --retrieval-only" && \
 		$(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/model-free/$$b.jsonl --retrieval-only \
 		|| exit $$?; done
 	@$(STAGES) stage check "check.py (model-free)"
-	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MANIFEST) --config $(RUN_CONFIG) \
+	$(PY) check.py --runs $(MODEL_FREE_RUNS) --manifest $(MODEL_FREE_MANIFEST) --config $(RUN_CONFIG) \
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 4 ]
 	@$(STAGES) stage score "score.py (model-free)"
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
-		--manifest $(MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
+		--manifest $(MODEL_FREE_MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
 	@$(STAGES) stage artifacts "artifacts.py (model-free)"
 	$(PY) artifacts.py --config $(RUN_CONFIG) --systems $(BASELINE) --out $(MODEL_FREE)/artifacts.json > /dev/null \
 		|| [ $$? -eq 4 ]
 	@$(LINK_LATEST)
 	@$(STAGES) stage report "report.py (model-free)"
-	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MANIFEST) --runs $(MODEL_FREE_RUNS) \
+	$(PY) report.py --scores $(MODEL_FREE)/scores.json --manifest $(MODEL_FREE_MANIFEST) --runs $(MODEL_FREE_RUNS) \
 		--checks $(MODEL_FREE)/checks.json --artifacts $(MODEL_FREE)/artifacts.json --out $(MODEL_FREE)/report.md
 	@$(if $(TOP),$(STAGES) end)
 
@@ -208,9 +237,9 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(RUN_CONFIG)
 answers: $(RUN_CONFIG)
 	@$(if $(TOP),$(STAGES) begin $(ANSWERS_PLAN))
 	@$(STAGES) stage manifest "manifest.py"
-	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) --out-dir $(RESULTS_DIR) > /dev/null
+	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) $(SAMPLE_FLAG) --out-dir $(RESULTS_DIR) > /dev/null
 	@for b in $(SYSTEMS); do $(STAGES) stage run-answer "run.py $$b" && \
-		$(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl || exit $$?; done
+		$(PY) run.py --config $(RUN_CONFIG) --backend $$b --out $(RUNS_DIR)/$$b.jsonl $(SAMPLE_FLAG) || exit $$?; done
 	@$(STAGES) stage judge "judge.py"
 	$(PY) judge.py --config $(RUN_CONFIG) --runs $(RUN_FILES) --out $(RESULTS_DIR)/verdicts.jsonl
 	@$(STAGES) stage calibrate "judge.py --calibrate"
@@ -227,10 +256,23 @@ answers: $(RUN_CONFIG)
 	@$(STAGES) stage report "report.py"
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
 		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json \
-		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md
+		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md \
+		$(if $(wildcard $(MODEL_FREE)/scores.json),--model-free $(MODEL_FREE)/scores.json) \
+		$(if $(wildcard $(MODEL_FREE)/artifacts.json),--artifacts $(MODEL_FREE)/artifacts.json)
 	@$(if $(TOP),$(STAGES) end)
 
 pipeline: retrieval answers
+
+# What `make bench` runs here, as JSON: the answered systems, their sample (null: every question)
+# and the model-free pass's systems. The test of the README's picture holds the picture's run to it.
+plan:
+	@printf '{"systems": "%s", "sample": %s, "model_free_systems": "%s"}\n' "$(SYSTEMS)" \
+		"$(if $(filter all,$(SAMPLE)),null,$(SAMPLE))" "$(MODEL_FREE_SYSTEMS)"
+
+# The README's picture, docs/first-screen.png, from the last `make bench` (results/latest), with
+# what that run was written into it (docs/screenshot.py).
+picture: $(VENV)/.test $(VENV)/.plots chromium
+	$(PY) docs/screenshot.py results/latest docs/first-screen.png
 
 # jq for the README's and docs/'s recipes, which a test runs as written.
 jq:

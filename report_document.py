@@ -246,18 +246,30 @@ def plain(parts) -> str:
     return "".join(p if isinstance(p, str) else p.text for p in ([parts] if isinstance(parts, str) else parts))
 
 
-def render_terminal(blocks: list, html_path: str) -> str:
-    """The first screen for a terminal: the compact table with its columns aligned (numbers to
-    the right), then its lines, then where the whole report is."""
-    table = next(b for b in blocks if isinstance(b, Table) and b.kind == "compact")
-    lines = next(b for b in blocks if isinstance(b, Lines))
+def aligned(table: Table) -> list[str]:
+    """A compact table for a terminal: its columns aligned, numbers to the right."""
     cells = [table.header] + [[plain(c) for c in row] for row in table.rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(table.header))]
     out = ["  ".join(c.rjust(w) if num and r else c.ljust(w) for c, w, num in zip(row, widths, table.numeric)).rstrip()
            for r, row in enumerate(cells)]
     out.insert(1, "  ".join("-" * w for w in widths))
+    return out
+
+
+def render_terminal(blocks: list, html_path: str) -> str:
+    """The first screen for a terminal: its first compact table, then its lines, then any other
+    compact table of the first screen under its heading (the accuracy of the answered runs, when
+    retrieval leads), then where the whole report is."""
+    first = next(i for i, b in enumerate(blocks) if isinstance(b, Heading) and b.level == 2)
+    end = next((i for i, b in enumerate(blocks) if i > first and isinstance(b, Heading) and b.level == 2), len(blocks))
+    screen = blocks[first:end]
+    tables = [b for b in screen if isinstance(b, Table) and b.kind == "compact"]
+    lines = next(b for b in screen if isinstance(b, Lines))
     # The lines' links lead to sections of the report, which a terminal does not have.
     said = [plain([p for p in item if not (isinstance(p, Link) and p.href.startswith("#"))]).replace(" ()", "")
             for item in lines.items]
-    out += [""] + [line.rstrip(" :") for line in said] + ["", f"report: {html_path} (open it from disk)"]
-    return "\n".join(out)
+    out = aligned(tables[0]) + [""] + [line.rstrip(" :") for line in said]
+    for table in tables[1:]:
+        heading = screen[max(i for i, b in enumerate(screen[:screen.index(table)]) if isinstance(b, Heading))]
+        out += ["", heading.text + ":"] + aligned(table)
+    return "\n".join(out + ["", f"report: {html_path} (open it from disk)"])

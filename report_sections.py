@@ -38,12 +38,14 @@ def is_baseline(s: dict, scores: dict) -> bool:
 
 
 def display(s: dict, scores: dict) -> list:
-    """A row's name, with its role."""
+    """A row's name, with its role, and the config preset that ran it when that is not the name
+    (dense_wordllama runs as `dense`: without it, two embedders would read alike)."""
+    preset = f" (preset {s['backend_id']})" if s["backend_id"] != s["backend"] else ""
     if is_baseline(s, scores):
-        return segs(Strong(s["label"]), " (baseline)")
+        return segs(Strong(s["label"]), f" (baseline){preset}")
     if is_control(s):
         return segs(s["label"], " (control)")
-    return segs(s["label"])
+    return segs(s["label"] + preset)
 
 
 def retrieval_only(scores: dict) -> bool:
@@ -66,13 +68,19 @@ def checks_current(checks: dict | None, scores: dict) -> bool:
 # Sections
 # ---------------------------------------------------------------------------------------------
 
-def coverage_line(scores: dict) -> list | None:
+def coverage_line(scores: dict, model_free: dict | None = None) -> list | None:
     """How much of the dataset was scored, when it is not all of it (score.py's words are among
-    the deviations too; this is the first screen's)."""
+    the deviations too; this is the first screen's). With the model-free comparison leading
+    (`model_free`), it says the part is the answered runs', beside the questions of the table above."""
     c = scores["coverage"]
     if c["scored_questions"] == c["dataset_questions"]:
         return None
     why = ", ".join(coverage_reasons(c, "--allow-partial left out the questions some system lacks"))
+    if model_free is not None:
+        return segs(Strong(f"Answered: {c['scored_questions']} of the dataset's {c['dataset_questions']} questions"),
+                    " (", Link("details", "#contract"), f"): {why}. Their accuracy, below, is not comparable to a run "
+                    f"on the whole dataset; the table above is of {model_free['coverage']['scored_questions']:,} "
+                    f"questions.")
     return segs(Strong(f"Partial comparison: {c['scored_questions']} of the dataset's {c['dataset_questions']} "
                        f"questions"), " (", Link("details", "#contract"), f"): {why}. These numbers are not comparable "
                                                                            f"to a run on the whole dataset.")
@@ -134,14 +142,14 @@ def glance_table_model_free(scores: dict, order: list[dict], page: str = "") -> 
     rows = []
     for s in order:
         diff, separated = difference_cells(s, scores, diffs.get(s["label"]), page)
-        rows.append([display(s, scores), rate(s["recall_all_in_context"]), diff, separated, rate(s["recall_all_at_k"]),
-                     rate(s["ndcg_at_k"]), rate(s["evidence_recall_at_k"]), whole(s["mean_context_tokens"]),
-                     rate(s["search_ms_p95"])])
+        rows.append([display(s, scores), rate(s["recall_all_in_context"]), diff, separated,
+                     rate(s["answer_recall_in_context"]), rate(s["recall_all_at_k"]), rate(s["ndcg_at_k"]),
+                     rate(s["evidence_recall_at_k"]), whole(s["mean_context_tokens"]), rate(s["search_ms_p95"])])
     k = order[0]["rank_k"]
-    return Table(["system", "recall in ctx", "Δ recall in ctx vs baseline [95% CI]", "interval", f"recall_all@{k}",
-                  f"NDCG@{k}", f"R@{k}", "ctx tokens", "search p95 ms"],
-                 rows, [row_class(s, scores) for s in order], [False, True, True, False, True, True, True, True, True],
-                 "compact")
+    return Table(["system", "recall in ctx", "Δ recall in ctx vs baseline [95% CI]", "interval", "answer recall in ctx",
+                  f"recall_all@{k}", f"NDCG@{k}", f"R@{k}", "ctx tokens", "search p95 ms"],
+                 rows, [row_class(s, scores) for s in order],
+                 [False, True, True, False, True, True, True, True, True, True], "compact")
 
 
 def checks_line(scores: dict, checks: dict | None, current: bool, model_free: dict | None = None) -> list:
@@ -194,7 +202,10 @@ def reader_line(scores: dict, manifest: dict, reader: dict | None = None) -> lis
     title = [Strong("Embedded reader" if info is not None else "Reader"), " ",
              Code(info["served_model"] if info is not None else scores["contract"]["answer_model"])]
     if reader is not None and reader["verdict"] is not None:
-        return segs(*title, f": {reader['text']}." + separation_text(scores))
+        # An inadequate reader's accuracy separates nothing worth a sentence; the table that leads
+        # then says what retrieval separates.
+        return segs(*title, f": {reader['text']}." + (separation_text(scores) if reader["verdict"] == "adequate"
+                                                          else ""))
     control = {name: [s for s in scores["systems"] if s["backend"] == name and s["accuracy"] is not None]
                for name in ("none", "oracle")}
     if not control["oracle"]:
@@ -285,7 +296,8 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
     # The audit's section is in the model-free report: an answered report links to it there.
     audit = (artifacts_line(artifacts) if retrieval_only(scores) else
              artifacts_line(artifacts, model_free_page) if model_free is not None else None)
-    lines = [x for x in (coverage_line(scores), reader_line(scores, manifest, reader_of(checks, current)),
+    lines = [x for x in (coverage_line(scores, model_free if retrieval_leads else None),
+                         reader_line(scores, manifest, reader_of(checks, current)),
                          recall_line(scores) if not retrieval_leads else None, grader, audit) if x is not None]
     lines.append(checks_line(scores, checks, current, model_free if retrieval_leads else None))
     whole_lines = len(lines)
@@ -300,10 +312,11 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
         return [Heading(2, "Results", "results"), glance_table(scores, order), Para(segs(glance_legend(scores))), shown]
     free = model_free["coverage"]
     return [Heading(2, "Results", "results"),
-            Para(segs(Strong("Retrieval leads: "), "the reader cannot compare memory systems by accuracy (its verdict "
+            Para(segs(Strong("Retrieval leads:"), " the reader cannot compare memory systems by accuracy (its verdict "
                       f"below), so the first table is the model-free comparison, {len(model_free['systems'])} system "
-                      f"rows on {free['scored_questions']:,} questions (", Link("its report", model_free_page), "); "
-                      "accuracy on the questions these runs answered follows.")),
+                      f"rows on {free['scored_questions']:,} questions (", Link("its report", model_free_page), "; ",
+                      Link("recall per kind", model_free_page + "#kinds"), "); accuracy on the questions these runs "
+                      "answered follows.")),
             glance_table_model_free(model_free, model_free["systems"], model_free_page),
             Para(segs(glance_legend(model_free))), shown,
             Heading(3, "Accuracy of the answered runs", "accuracy-glance"),
@@ -314,8 +327,10 @@ def glance_legend(scores: dict) -> str:
     """What the first table's columns are, in one sentence."""
     if retrieval_only(scores):
         return ("recall in ctx: every evidence turn in the context; Δ: the system minus the baseline, question by "
-                "question, with its 95% cluster-bootstrap interval; recall_all@k and NDCG@k as LongMemEval defines "
-                "them, R@k as LoCoMo does (the share of a question's evidence), at the k the runs searched with.")
+                "question, with its 95% cluster-bootstrap interval; answer recall in ctx: a turn that states the "
+                "answer, not only one that leads to it, in the context (per kind under Recall per kind); "
+                "recall_all@k and NDCG@k as LongMemEval defines them, R@k as LoCoMo does (the share of a question's "
+                "evidence), at the k the runs searched with.")
     return ("Accuracy on answerable questions; Δ: the system minus the baseline, question by question, with its 95% "
             "cluster-bootstrap interval (separated: it excludes 0); gap closed: (system − none) / (oracle − none); "
             "recall in ctx: every evidence turn in the context; tokens per question: prompt + completion, as the "

@@ -161,11 +161,26 @@ def test_every_jq_block_has_its_output_checked():
                 assert any(c in block for c in checked), f"{page}: a jq recipe whose output no test checks:\n{block}"
 
 
-def test_the_readme_picture_is_a_small_first_screen():
+def test_the_readme_picture_is_a_small_first_screen_of_the_default_run():
+    """docs/first-screen.png says what run it shows (docs/screenshot.py writes it in); that run
+    must be what `make bench` runs now: config.yaml's dataset, byte for byte, and the Makefile's
+    systems and sample (`make plan`). A new default dataset or system fails here until `make
+    bench && make picture` takes the picture again."""
     Image = pytest.importorskip("PIL.Image", reason="Pillow comes with the plotting extra (requirements-plots.txt)")
+    import yaml
+    from fileio import sha256_file
     path = os.path.join(ROOT, "docs", "first-screen.png")
     with Image.open(path) as image:
         assert image.format == "PNG" and image.size == (1366, 768)
+        shown = json.loads(image.text["memory-bench"])
     assert os.path.getsize(path) < 150_000
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
         assert "](docs/first-screen.png)" in fh.read()
+    with open(os.path.join(ROOT, "config.yaml"), encoding="utf-8") as fh:
+        dataset = yaml.safe_load(fh)["dataset"]
+    assert (shown["dataset"], shown["dataset_sha256"]) == (dataset, sha256_file(os.path.join(ROOT, dataset)))
+    env = {k: v for k, v in os.environ.items() if k not in ("LLM_BASE_URL", "MAKEFLAGS", "MAKELEVEL")}
+    plan = json.loads(subprocess.run(["make", "-s", "--no-print-directory", "plan"], cwd=ROOT, env=env, check=True,
+                                     capture_output=True, text=True).stdout)
+    assert shown["systems"] == plan["systems"].split() and shown["sample"] == plan["sample"]
+    assert shown["model_free_systems"] == plan["model_free_systems"].split()

@@ -36,7 +36,8 @@ def make(tmp_path, target: str, ending: str) -> tuple[subprocess.CompletedProces
     (tmp_path / "stages.py").write_text("", encoding="utf-8")  # the stage lines: not under test here
     (tmp_path / "config.yaml").write_text("run_id: t\n", encoding="utf-8")
     # The set-up stamps `retrieval` needs, each newer than what it is made from, so make builds none.
-    for i, name in enumerate(("requirements.txt", "requirements-plots.txt", ".venv/.core", ".venv/.plots")):
+    for i, name in enumerate(("requirements.txt", "requirements-plots.txt", "backends/requirements-dense.txt",
+                              "backends/requirements-llamaindex.txt", ".venv/.core", ".venv/.plots", ".venv/.free")):
         path = tmp_path / name
         path.parent.mkdir(exist_ok=True)
         path.write_text("", encoding="utf-8")

@@ -61,8 +61,10 @@ def test_the_model_free_first_table_compares_recall(tmp_path, monkeypatch):
     d = next(x for x in scores["retrieval_differences"] if x["metric"] == "recall_all_in_context")
     rows = table_after(md, "Results")
     assert rows[0] == ["system", "recall in ctx", "Δ recall in ctx vs baseline [95% CI]", "interval",
-                       "recall_all@10", "NDCG@10", "R@10", "ctx tokens", "search p95 ms"]
+                       "answer recall in ctx", "recall_all@10", "NDCG@10", "R@10", "ctx tokens", "search p95 ms"]
     hash_row = next(r for r in rows if r[0] == "hash")
+    assert hash_row[4] == wording.rate(next(s for s in scores["systems"] if s["label"] == "hash")
+                                       ["answer_recall_in_context"])
     assert hash_row[2] == f"[{wording.interval_text(d)}](report.html#questions?a=hash&b=keyword&v=differ)"
     assert d["ci_low"] is not None and hash_row[3] == wording.separated_text(d)
     paired = table_after(md, "Paired comparison in retrieval")
