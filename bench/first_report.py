@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"git clone to {what}{' (the engine compiled first)' if a.build_engine else ''}: {total:.1f} s "
               f"({total / 60:.1f} min)")
         if not a.retrieval:
-            print("its last lines:\n" + tail[tail.rfind("\nsystem "):].strip())
+            report = tail.rfind("wrote results/")
+            print("its first screen:\n" + tail[tail.find("\nsystem ", report):].strip())
     finally:
         if not a.keep:
             shutil.rmtree(folder, ignore_errors=True)
