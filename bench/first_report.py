@@ -1,10 +1,8 @@
 """Measure what a new user waits for: from `git clone` of this checkout to the first screen that
 `make bench` prints, on the embedded model (no LLM_BASE_URL), with each phase's share: the
-packages' set-up before the first stage, the model-free pass, the model's set-up, the answered
-pass on its sample. With --build-engine, the engine is compiled first, as on a machine that has
-never built it (an empty wheel folder); otherwise it comes from the wheel kept under
-~/.cache/memory-bench/wheels/. With --retrieval, only the set-up of the packages and `make
-retrieval` (the model-free report).
+packages' set-up before the first stage, the model-free pass, the model's set-up (the engine's
+and the model's wheels, the f16 conversion), the answered pass on its sample. With --retrieval,
+only the set-up of the packages and `make retrieval` (the model-free report).
 
 Each phase is timed as make prints its stage lines (stages.py), in a clone under .cache/bench/
 (git-ignored) with its own empty response cache, and pip's own cache as it is on this machine
@@ -12,7 +10,7 @@ Each phase is timed as make prints its stage lines (stages.py), in a clone under
 
 Usage:
   python bench/first_report.py                      # clone, then make bench to its first screen
-  python bench/first_report.py --build-engine       # the same, compiling the engine first
+  python bench/first_report.py --no-pip-cache       # the same with no package in pip's cache
   python bench/first_report.py --retrieval          # clone, set-up and make retrieval only
 """
 from __future__ import annotations
@@ -55,7 +53,7 @@ def phases(stamps: list[tuple[float, str]], end: float) -> list[tuple[str, float
         if what.startswith("manifest.py (model-free)"):
             starts.append((t, "model-free pass"))
         elif what.startswith("the embedded model's set-up"):
-            starts.append((t, "the model's set-up (engine from its wheel, or built)"))
+            starts.append((t, "the model's set-up (engine and model wheels, f16 conversion)"))
         elif what.startswith("manifest.py;") or what == "manifest.py":
             starts.append((t, "answered pass (sample), judge, checks, score, report"))
     bounds = [t for t, _ in starts[1:]] + [end]
@@ -64,7 +62,6 @@ def phases(stamps: list[tuple[float, str]], end: float) -> list[tuple[str, float
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build-engine", action="store_true", help="an empty wheel folder: the engine is compiled first")
     ap.add_argument("--retrieval", action="store_true", help="only the packages' set-up and make retrieval")
     ap.add_argument("--no-pip-cache", action="store_true", help="pip without its cache, as on a fresh machine")
     ap.add_argument("--keep", action="store_true", help="keep the clone (default: removed afterwards)")
@@ -79,8 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     if a.no_pip_cache:
         env["PIP_NO_CACHE_DIR"] = "1"
     target = ["retrieval"] if a.retrieval else ["bench"]
-    if a.build_engine:
-        target.append(f"WHEELS={os.path.join(folder, 'wheels')}")
     print(describe(), flush=True)
     try:
         t0 = time.perf_counter()
@@ -90,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, seconds in phases(stamps, total):
             print(f"{name}: {seconds:.1f} s")
         what = "the model-free report" if a.retrieval else "the first screen of make bench"
-        print(f"git clone to {what}{' (the engine compiled first)' if a.build_engine else ''}: {total:.1f} s "
+        print(f"git clone to {what}{' (pip without its cache)' if a.no_pip_cache else ''}: {total:.1f} s "
               f"({total / 60:.1f} min)")
         if not a.retrieval:
             report = tail.rfind("wrote results/")
