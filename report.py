@@ -132,6 +132,13 @@ def verdicts_by_key(path: str) -> dict:
     return {key: v for key, (_, v) in read_verdicts(path).items()}
 
 
+def questions_text(coverage: dict) -> str:
+    """How many of the dataset's questions a comparison scored: "378 questions", or "36 of 378
+    questions" for a sample, a --limit, a shard or a partial comparison."""
+    scored, total = coverage["scored_questions"], coverage["dataset_questions"]
+    return f"{total:,} questions" if scored == total else f"{scored:,} of {total:,} questions"
+
+
 def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
     """An optional input: None when not given; a given file must be readable."""
     return read_json(path, what, fields) if path else None
@@ -154,7 +161,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     kind = "model-free report (retrieval only)" if retrieval_only(scores) else "report"
     html_name = os.path.basename(paths["html"])
     blocks: list = [Heading(1, f"memory-bench {kind}: {manifest['run_id']}", "top"),
-                    Para(segs(f"{len(order)} system rows on {manifest['dataset_counts']['questions']} questions of ",
+                    Para(segs(f"{len(order)} system rows on {questions_text(scores['coverage'])} of ",
                               Code(manifest["dataset"]), ", baseline ", Code(scores["baseline"]),
                               ". Every question, with " + ("what each system retrieved and the context it built"
                                                            if retrieval_only(scores) else
