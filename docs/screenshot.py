@@ -44,8 +44,8 @@ def run_facts(results: str) -> dict:
     free = json.load(open(only(os.path.join(results, "model-free", "manifest-*.json")), encoding="utf-8"))
     served = answered["served_model_info"]
     return {"run_id": answered["run_id"], "dataset": answered["dataset"], "dataset_sha256": answered["dataset_sha256"],
-            "systems": [b["name"] for b in answered["backends"]], "sample": answered["sample"],
-            "model_free_systems": [b["name"] for b in free["backends"]],
+            "systems": [b["id"] for b in answered["backends"]], "sample": answered["sample"],
+            "model_free_systems": [b["id"] for b in free["backends"]],
             "served_model": served["served_model"] if served is not None else answered["answer_model"],
             "git_commit": answered["git_commit"]}
 
