@@ -69,7 +69,12 @@ MODEL_FREE_MANIFEST = $(MODEL_FREE)/manifest-$(RUN_ID).json
 # report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
 # by the same recipe, after make has expanded it, so they are passed by name.)
 REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
-RUN_ID = $(shell $(PY) -c "import yaml; print(yaml.safe_load(open('$(RUN_CONFIG)'))['run_id'])")
+# The run id as config.py validates it (a plain name, so it is safe in a path and in the shell);
+# empty, after config.py's error on stderr, when the config is not valid, and then every recipe
+# that uses it stops (NEED_RUN_ID) before it writes or deletes anything.
+RUN_ID = $(shell $(PY) -c "import sys, cli, config; \
+	cli.run_cli(lambda argv: print(config.load_config(argv[0])['run_id']), sys.argv[1:])" '$(RUN_CONFIG)')
+NEED_RUN_ID = $(if $(RUN_ID),,$(error $(RUN_CONFIG): no valid run_id (config.py's error is above); nothing was run))
 MODEL_PACKAGES = $(shell $(PY) -c "import serve; print(' '.join(serve.MODELS['$(MODEL)'].packages))")
 # results/latest -> $(RESULTS_DIR) and runs/latest -> $(RUNS_DIR), relative, so the links survive a
 # moved checkout.
@@ -191,6 +196,7 @@ setup: $(VENV)/.model-$(MODEL)
 # model are installed or served; then the answers. With LLM_BASE_URL set, nothing is installed or
 # served: the answers come from that endpoint.
 bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
+	@$(NEED_RUN_ID)
 	@$(STAGES) begin $(RETRIEVAL_PLAN) $(if $(LLM_BASE_URL),,setup) $(ANSWERS_PLAN)
 	@$(MAKE) --no-print-directory retrieval
 	@if [ -z "$$LLM_BASE_URL" ]; then $(STAGES) stage setup "the embedded model's set-up ($(MODEL))" && \
@@ -206,6 +212,7 @@ bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
 # fatal), in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.
 retrieval: $(VENV)/.core $(VENV)/.plots $(VENV)/.free $(RUN_CONFIG)
+	@$(NEED_RUN_ID)
 	@$(if $(TOP),$(STAGES) begin $(RETRIEVAL_PLAN))
 	@$(STAGES) stage manifest "manifest.py (model-free)"
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(MODEL_FREE_SYSTEMS) --out-dir $(MODEL_FREE) > /dev/null
@@ -235,6 +242,7 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(VENV)/.free $(RUN_CONFIG)
 # and the report, which prints its first table last. Each step resumes, and answers are cached,
 # so a rerun recomputes only what changed.
 answers: $(RUN_CONFIG)
+	@$(NEED_RUN_ID)
 	@$(if $(TOP),$(STAGES) begin $(ANSWERS_PLAN))
 	@$(STAGES) stage manifest "manifest.py"
 	$(PY) manifest.py $(RUN_CONFIG) --backends $(SYSTEMS) $(SAMPLE_FLAG) --out-dir $(RESULTS_DIR) > /dev/null
@@ -309,6 +317,7 @@ slurm-check: $(VENV)/.core $(VENV)/.slurm-check slurm
 
 # The run files and results of this run id only; other run ids' folders stay.
 clean-runs:
+	@$(NEED_RUN_ID)
 	rm -rf $(RUNS_DIR) $(RESULTS_DIR)
 	@if [ "$$(readlink results/latest)" = "$$($(RELPATH) $(RESULTS_DIR) results/latest)" ]; then \
 		rm -f results/latest runs/latest; fi

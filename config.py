@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from typing import Any
 
 import yaml
@@ -58,7 +59,13 @@ CONFIG_DEFAULTS = {
 }
 # Values out of these ranges would be accepted by the type check and fail later, mid-run, or
 # silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
+# A run id names folders (runs/RUN_ID, results/RUN_ID) and reaches the shell through the Makefile,
+# so it is a plain name: no path separator, no leading dot (no `..`), no space, quote or `$`.
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 CONFIG_RANGES: dict[str, tuple[Any, str]] = {
+    "run_id": ((lambda v: RUN_ID_PATTERN.fullmatch(v) is not None),
+               "a plain name (letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 "
+               "characters): it names the run's folders and reaches the shell"),
     **{k: ((lambda v: v >= 1), "at least 1") for k in
        ("top_k", "context_token_budget", "answer_max_tokens", "workers", "judge_max_tokens", "repeats")},
     **{k: ((lambda v: v > 0), "greater than 0") for k in ("request_timeout_s", "flush_timeout_s")},
@@ -117,7 +124,8 @@ def load_config(path: str) -> dict:
     cfg = {**CONFIG_DEFAULTS, **raw}
     for key, (ok, expected) in CONFIG_RANGES.items():
         if not ok(cfg[key]):
-            raise InputError(f"{path}: key '{key}' must be {expected}, got {cfg[key]}")
+            got = repr(cfg[key]) if isinstance(cfg[key], str) else cfg[key]  # repr: no raw escape reaches a terminal
+            raise InputError(f"{path}: key '{key}' must be {expected}, got {got}")
     for name in PROMPT_FIELDS:
         if name not in cfg["answer_prompt"]:
             raise InputError(f"{path}: key 'answer_prompt' must contain the field {name}")
