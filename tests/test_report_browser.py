@@ -215,7 +215,7 @@ def test_the_first_screen_shows_each_difference_with_its_interval_and_nothing_sc
         cell = row.locator("td").nth(2)
         assert cell.inner_text() == interval_text(d) and on_first_screen(cell)
         assert row.locator("td").nth(3).inner_text() in ("separated", "not separated")
-    assert on_first_screen(page.locator("ul.lines li", has_text="Controls: "))
+    assert on_first_screen(page.locator("ul.lines li", has_text="Instrument checks: "))
     assert sideways(page) == 0
     keep_screenshot(page, tmp_path, "first-screen")
     # the full table scrolls in its own box, its first column fixed; the rest of the page never sideways
