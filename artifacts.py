@@ -35,7 +35,7 @@ from cli import EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
 from contract import CONTROL_NAMES, kind_of
 from dataset import load_dataset
-from fileio import sha256_file, write_json_atomic
+from fileio import output_path, sha256_file, write_json_atomic
 from stats import RESAMPLES, SEED
 
 EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)
@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config(a.config)
     dataset = a.dataset or config["dataset"]
     k = a.k or config["top_k"]
-    out = a.out or os.path.join(results_dir(config["run_id"]),
-                                f"artifacts-{os.path.splitext(os.path.basename(dataset))[0]}.json")
+    out = output_path(a.out or os.path.join(results_dir(config["run_id"]),
+                                            f"artifacts-{os.path.splitext(os.path.basename(dataset))[0]}.json"),
+                      "--out")
     # 1. The whole dataset, validated before anything runs.
     cases = load_dataset(dataset)
     kinds = sorted({kind_of(q) for c in cases for q in c["questions"]})

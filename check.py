@@ -75,7 +75,7 @@ from cli import EXIT_OK, InputError, run_cli
 from config import check_settings, limit_for, load_config, results_dir
 from contract import CONTROL_NAMES, QUESTION_TYPES, is_answerable
 from dataset import dataset_from, iter_cases
-from fileio import sha256_file, write_json_atomic
+from fileio import output_path, sha256_file, write_json_atomic
 from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage,
                      read_run_files, served_model_counts)
 from metrics import Scoring, cost_metrics, k_limited_metrics, pair_verdicts, recall_metrics, system_label
@@ -784,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     cfg = load_config(a.config)
     settings = check_settings(cfg["checks"], a.config)
-    out = a.out or os.path.join(results_dir(cfg["run_id"]), "checks.json")
+    out = output_path(a.out or os.path.join(results_dir(cfg["run_id"]), "checks.json"), "--out")
     dataset = dataset_from(a.config if not a.manifest else None, a.manifest)
     rows = read_run_files(a.runs, dataset)
     problems = contract_problems(rows)

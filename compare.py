@@ -33,7 +33,7 @@ import runindex
 from cli import EXIT_OK, InputError, run_cli
 from config import ROOT
 from dataset import dataset_from
-from fileio import sha256_file, write_atomic, write_json_atomic
+from fileio import output_path, sha256_file, write_atomic, write_json_atomic
 from formats import (CONTRACT_FIELDS, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
                      record_key)
 from metrics import Scoring, pair_verdicts, retrieval_differences
@@ -335,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     out = a.out or default_out(labels)
     if not out.endswith(".md"):
         raise InputError(f"--out {out}: expected a .md path (compare.html, compare.json and the CSV go beside it)")
+    output_path(out, "--out")
     folder = os.path.dirname(os.path.abspath(out))
     compared = {"format": COMPARE_FORMAT, "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "baseline": baseline, "runs": runs, "contract": contract,

@@ -3,9 +3,11 @@ errors naming path:line, resumable output files, summary files written atomicall
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from typing import IO, Any, Iterator
@@ -110,6 +112,60 @@ def read_json(path: str, what: str, fields: tuple = ()) -> dict:
     return obj
 
 
+# Where the output locks live (output_lock): beside the caches, never in runs/ or results/.
+LOCK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".cache", "locks")
+# Folders whose entries are the kernel's or devices, never a file a stage may write.
+SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+
+
+def output_path(path: str, flag: str) -> str:
+    """`path` as a file a stage may write, or InputError naming the flag: not a directory, a
+    device, a FIFO or a socket (an atomic rewrite would replace it with a regular file: as root,
+    `--out /dev/null` turned /dev/null into one), not under /proc, /sys or /dev, and in a folder
+    that is a folder. Checked before any work, so nothing is spent on a run that cannot be kept."""
+    real = os.path.realpath(path)
+    system = next((f for f in SYSTEM_FOLDERS if real == f or real.startswith(f + os.sep)), None)
+    if system is not None:
+        raise InputError(f"{flag} {path}: is under {system}, not a file to write; name a file under runs/ or "
+                         f"results/")
+    if os.path.isdir(real):
+        raise InputError(f"{flag} {path}: is a directory; name a file in it")
+    if os.path.lexists(real) and not stat.S_ISREG(os.stat(real).st_mode):
+        raise InputError(f"{flag} {path}: is not a regular file (a device, a FIFO or a socket); name a file under "
+                         f"runs/ or results/")
+    folder = os.path.dirname(real)
+    parent = folder
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InputError(f"{flag} {path}: {parent} is not a folder")
+    return path
+
+
+@contextlib.contextmanager
+def output_lock(path: str) -> Iterator[None]:
+    """Hold `path`'s writer lock for the block: a second process that asks for it while it is
+    held is refused at once (InputError naming the holder's pid and command), so two stages
+    never append to one file. The lock is an flock on a file under .cache/locks/ named by the
+    sha256 of the path's real location; the kernel releases it when its holder ends, however it
+    ends, so no stale lock is left to clear."""
+    os.makedirs(LOCK_DIR, exist_ok=True)
+    lock = os.path.join(LOCK_DIR, sha256_text(os.path.realpath(path))[:32] + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip() or "a process"
+            raise InputError(f"{path}: another process is writing it ({holder}); wait for it to end, or write "
+                             f"elsewhere") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv)[:300]!r}".encode("utf-8"), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str, mode: str = "w") -> Iterator[IO]:
     """A file written atomically: yields a temp file in the same folder ("w" text in UTF-8, or
@@ -117,6 +173,8 @@ def atomic_open(path: str, mode: str = "w") -> Iterator[IO]:
     the permissions open() would give it (mkstemp's temp files are private to their owner), so
     every output is readable like the others."""
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.lexists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"{path}: is not a regular file; it is never replaced")
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
     try:

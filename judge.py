@@ -53,7 +53,8 @@ from datetime import datetime, timezone
 from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, run_cli, stop_note
 from config import SAMPLING_DEFAULTS, load_config, results_dir
 from dataset import dataset_from, parse_shard, shard_of
-from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic, write_json_atomic
+from fileio import (dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic,
+                    write_json_atomic)
 from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT,
                      VERDICT_IDENTITY_FIELDS, check_format, load_comparison, record_key, verdict_identity)
 from grading import decide, load_calibration
@@ -376,6 +377,13 @@ def main(argv: list[str] | None = None) -> int:
         return calibrate(a)
     if not a.runs or not a.out:
         ap.error("--runs and --out are required (unless --calibrate)")
+    output_path(a.out, "--out")
+    with output_lock(a.out):
+        return judge_runs(a, argv)
+
+
+def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
+    """The verdicts, in order: the comparison, what is graded, the rest shuffled and graded."""
     shard = parse_shard(a.shard)
 
     cfg = load_config(a.config)

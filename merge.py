@@ -22,7 +22,7 @@ import sys
 
 from cli import EXIT_OK, InputError, run_cli
 from dataset import Dataset, dataset_from, parse_shard, shard_of
-from fileio import dumps, read_jsonl, write_atomic
+from fileio import dumps, output_path, read_jsonl, write_atomic
 from formats import BUDGET_FIELD, RUN_IDENTITY_FIELDS, load_comparison, match_verdicts, read_verdicts, record_key
 from rules import RULES_SHA256
 
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", nargs="+", help="with --verdicts: the (merged) run files the verdicts grade")
     ap.add_argument("--force", action="store_true", help="overwrite --out")
     a = ap.parse_args(argv)
+    output_path(a.out, "--out")
     if os.path.exists(a.out) and not a.force:
         raise InputError(f"{a.out}: exists; pass --force to overwrite it")
     if a.verdicts and not a.runs:

@@ -54,7 +54,7 @@ from blind import summary as artifacts_summary, table as artifacts_table
 from cli import EXIT_OK, InputError, run_cli
 from contract import CONTROL_NAMES, Hit, QUESTION_TYPES, session_items
 from dataset import dataset_from, iter_cases
-from fileio import read_json, read_jsonl, sha256_file, sha256_text, write_atomic
+from fileio import output_path, read_json, read_jsonl, sha256_file, sha256_text, write_atomic
 from formats import (BUDGET_FIELD, CHECKS_FORMAT, SCORES_FORMAT, check_format, check_manifest_describes,
                      load_comparison, read_audit_json, read_audit_key, read_calibration_json, read_manifest,
                      read_verdicts, record_key, refuse_stale_checks_verdicts)
@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     a.out = a.out or os.path.join(os.path.dirname(a.scores), "report.md")
     if not a.out.endswith(".md"):
         raise InputError(f"--out {a.out}: expected a .md path (report.html and the plots are written beside it)")
+    output_path(a.out, "--out")
     stem = a.out[:-3]
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
              "calibration": a.calibration, "audit": a.audit, "artifacts": a.artifacts, "model_free": a.model_free,

@@ -50,7 +50,7 @@ from config import load_config
 from context import answer_prompt, build_context, make_counter, render_line
 from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_items
 from dataset import dataset_index, iter_cases, parse_shard, select_cases
-from fileio import dumps, read_resumable, sha256_file, sha256_text, write_atomic
+from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
 from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
 from llm import LLMClient, Workers, server_info
 
@@ -463,8 +463,16 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one system; exit 3 when more questions failed than max_error_rate allows."""
+    """Run one system; exit 3 when more questions failed than max_error_rate allows. --out must
+    be a file a stage may write, and no other process may be writing it."""
     a = parse_args(argv)
+    output_path(a.out, "--out")
+    with output_lock(a.out):
+        return run_system(a, argv)
+
+
+def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
+    """The run, in order: config, cases, system, what is done, the cases left, the file sorted."""
     cfg = load_config(a.config)
     workers, repeats = worker_and_repeat_counts(a, cfg)
     budgets = parse_budgets(a.budgets, cfg)

@@ -21,6 +21,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import defaultdict
 
@@ -28,7 +29,7 @@ import csvexport
 from cli import EXIT_OK, InputError, run_cli
 from contract import CONTROL_NAMES
 from dataset import dataset_from
-from fileio import read_json, sha256_file, write_json_atomic
+from fileio import output_path, read_json, sha256_file, write_json_atomic
 from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
                      load_comparison, read_audit_json, read_calibration_json, refuse_stale_checks_verdicts,
                      served_model_counts)
@@ -330,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
+    if a.json:
+        output_path(a.json, "--json")
+    if a.csv and os.path.exists(a.csv) and not os.path.isdir(a.csv):
+        raise InputError(f"--csv {a.csv}: is not a folder; name a folder for the CSV files")
 
     # 1. The comparison: the run files held against the dataset, and their verdicts.
     dataset = dataset_from(a.config, a.manifest)

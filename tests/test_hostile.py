@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -47,3 +48,51 @@ def test_the_makefile_stops_on_a_run_id_that_is_not_a_plain_name_and_runs_nothin
     assert not (tmp_path / "repo" / "pwned").exists() and not (tmp_path / "pwned").exists()
     assert (tmp_path / "repo" / "space").exists()
     assert os.listdir(os.path.join(repo, "runs")) == ["keep"] and os.listdir(os.path.join(repo, "results")) == ["keep"]
+
+
+def special_paths(tmp_path) -> dict:
+    """Outputs no stage may write: a folder, a FIFO (a device stands in the same class, not
+    replaced here to keep the machine's /dev whole), and a file under /proc."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "folder").mkdir()
+    return {"a folder": (str(tmp_path / "folder"), "is a directory"),
+            "a FIFO": (str(fifo), "is not a regular file"),
+            "a file under /proc": ("/proc/self/comm", "is under /proc")}
+
+
+@pytest.mark.parametrize("kind", ["a folder", "a FIFO", "a file under /proc"])
+def test_an_output_that_is_not_a_file_to_write_is_refused_naming_the_flag(tmp_path, fake_llm, capsys, kind):
+    import check
+    import run
+    import score
+    path, why = special_paths(tmp_path)[kind]
+    cfg = write_config(tmp_path)
+    run_file = str(tmp_path / "keyword.jsonl")
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", run_file, "--retrieval-only"]) == 0
+    capsys.readouterr()
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", path]) == 2
+    assert f"--out {path}: {why}" in capsys.readouterr().err and fake_llm.requests == 0
+    assert run_cli(check.main, ["--runs", run_file, "--config", cfg, "--out", path]) == 2
+    assert f"--out {path}: {why}" in capsys.readouterr().err
+    assert run_cli(score.main, ["--config", cfg, "--runs", run_file, "--baseline", "keyword", "--json", path]) == 2
+    assert f"--json {path}: {why}" in capsys.readouterr().err
+    if kind == "a FIFO":
+        assert stat.S_ISFIFO(os.stat(path).st_mode)  # still a FIFO: never replaced by a regular file
+
+
+def test_a_second_writer_of_one_run_file_is_refused_at_once_naming_the_first(tmp_path, fake_llm, capsys):
+    import run
+    from fileio import output_lock
+    cfg = write_config(tmp_path)
+    out = str(tmp_path / "runs" / "keyword.jsonl")
+    with output_lock(out):  # the first writer, this process
+        assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert f"{out}: another process is writing it (pid {os.getpid()}:" in err and fake_llm.requests == 0
+        # The same file by another name is the same file.
+        alias = str(tmp_path / "runs" / ".." / "runs" / "keyword.jsonl")
+        assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", alias]) == 2
+    assert not os.path.exists(out)
+    # Once the first is done, the file is free.
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", out]) == 0
