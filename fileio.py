@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -18,6 +19,56 @@ from cli import EXIT_BAD_INPUT, EXIT_OK, InputError
 def dumps(obj: Any) -> str:
     """One JSON line as every file here writes it: UTF-8 text, no NaN, no default=str."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+
+
+# The longest line a JSONL reader takes. A LongMemEval case holds its whole haystack on one
+# line (about half a megabyte in its S version, several in M); a line past this is not a case or
+# a record but a file that never ends a line (/dev/zero read as a dataset took all memory).
+MAX_LINE_BYTES = 64 * 2**20
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {twice!r} appears twice in one object")
+    return obj
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as the standard defines it, which Python's reader does not hold to: NaN, Infinity
+    and -Infinity are refused (every writer here refuses them, so a value read would fail at the
+    first write), a key twice in one object is refused (the reader would keep the last and say
+    nothing), and nesting too deep for the reader is a ValueError, not a RecursionError. Every
+    error is a ValueError; json.JSONDecodeError's position is kept when it has one."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+    except RecursionError:
+        raise ValueError("nested deeper than the JSON reader allows") from None
+
+
+def json_error(e: ValueError) -> str:
+    """A loads() error for a message: json's own with its column, else ours."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} (column {e.colno})"
+    return str(e)
+
+
+def lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) for each line of a binary file, each at most MAX_LINE_BYTES (an
+    InputError naming the line past it)."""
+    for lineno in itertools.count(1):
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise InputError(f"{path}:{lineno}: a line longer than {MAX_LINE_BYTES // 2**20} MiB; not a JSONL file")
+        yield lineno, raw
 
 
 def decode_line(raw: bytes, path: str, lineno: int) -> str:
@@ -48,14 +99,14 @@ def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     with fh:
-        for lineno, raw in enumerate(fh, 1):
+        for lineno, raw in lines(fh, path):
             line = decode_line(raw, path, lineno)
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
+                obj = loads(line)
+            except ValueError as e:
+                raise InputError(f"{path}:{lineno}: invalid JSON: {json_error(e)}") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
@@ -69,15 +120,15 @@ def read_resumable(path: str) -> tuple[list[tuple[int, dict, str]], int]:
     if not os.path.exists(path):
         return [], 0
     with open(path, "rb") as fh:
-        lines = [decode_line(raw, path, lineno) for lineno, raw in enumerate(fh, 1)]
+        text = [decode_line(raw, path, lineno) for lineno, raw in lines(fh, path)]
     out, cut = [], 0
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in enumerate(text, 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            if lineno == len(lines) and not line.endswith("\n"):
+            obj = loads(line)
+        except ValueError:
+            if lineno == len(text) and not line.endswith("\n"):
                 cut += 1
                 continue
             raise InputError(f"{path}:{lineno}: invalid JSON inside an output file; it was not written by "
@@ -99,7 +150,7 @@ def read_json(path: str, what: str, fields: tuple = ()) -> dict:
     reader needs; anything else is an InputError naming the file and the fix."""
     try:
         with open(path, encoding="utf-8") as fh:
-            obj = json.load(fh)
+            obj = loads(fh.read())
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     except ValueError as e:

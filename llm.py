@@ -15,9 +15,11 @@ Before a stage's first question, preflight() sends one small request with the st
 sampling parameters, so that a refused connection, an unknown model, a refused key or a
 parameter the endpoint refuses stops the stage within seconds with the setting to change (exit
 2), instead of failing every question. During a stage, CONNECTION_FAILURES_TO_STOP calls in a
-row that could not connect (the first after its retries, the next with one try each) stop it
-(EndpointDown, exit 3): every
-record written stays, and the same command resumes.
+row that could not connect or had no whole reply within request_timeout_s (the first after its
+retries, the next with one try each) stop it (EndpointDown, exit 3): every record written stays,
+and the same command resumes. request_timeout_s bounds a call whole, connect to last byte, so a
+server that drips its reply is cut off as one that sends nothing; a reply past MAX_REPLY_BYTES is
+not read further.
 
 Usage (a smoke test of the endpoint):
   python llm.py --config config.yaml "Say hello"
@@ -25,6 +27,7 @@ Usage (a smoke test of the endpoint):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -32,6 +35,7 @@ import os
 import queue
 import random
 import re
+import socket
 import sys
 import threading
 import time
@@ -45,8 +49,10 @@ import urllib3
 
 from cli import InputError, ServiceDown, run_cli
 from config import load_config
-from fileio import write_atomic
+from fileio import loads, write_atomic
 
+# The longest reply read from the endpoint: a chat completion is a few kilobytes.
+MAX_REPLY_BYTES = 16 * 2**20
 # Wait ceilings: a server asking for more than this is treated as asking for this much, so a run
 # cannot stall for hours on one header; the retry count still bounds the total.
 MAX_RETRY_AFTER_S = 120.0
@@ -64,11 +70,16 @@ NOT_AN_API_STATUSES = frozenset({405, 501})
 SHORT_KEY = 8
 # The preflight's question: small, and recognisable in a server's log (tests/fake_llm.py knows it).
 PREFLIGHT_PROMPT = "memory-bench preflight: reply with the word OK."
-# Calls in a row that could not connect before a stage stops: the first after all its retries
+# Calls in a row that could not connect (or time out, UNREACHED) before a stage stops: the first after all its retries
 # (about 15 s of backoff with the default settings), the next with one try each (_ask). Fewer
 # could be one blip that several workers saw at once; more would send every question of a dead
 # endpoint through its retries (381 s on the dev split).
 CONNECTION_FAILURES_TO_STOP = 3
+# The failures that count toward that stop: nothing connected, or nothing came back whole in
+# time. A server that hangs or drips its replies is as unusable as one that is down, and should
+# end a stage in about the same time, not after every question's retries (19 hours for 378
+# questions with the default timeout and retries).
+UNREACHED = frozenset({"connection", "timeout"})
 
 
 class AuthenticationError(InputError):
@@ -128,6 +139,16 @@ def endpoint_label(url: str) -> str:
     except ValueError:
         port = ""
     return f"{u.scheme}://{host}{port}{u.path}"
+
+
+def without_credentials(url: str) -> str:
+    """A URL as typed, for a message about its form, with any user:password, query and
+    fragment left out: `user:pass@host:8000/v1` (no scheme) has no netloc to parse, and its
+    password would otherwise be echoed."""
+    rest = url.split("#", 1)[0].split("?", 1)[0]
+    scheme, sep, rest = rest.partition("://") if "://" in rest else ("", "", rest)
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{authority.rsplit('@', 1)[-1]}{slash}{path}"
 
 
 def server_info() -> dict | None:
@@ -254,9 +275,74 @@ class KeptConnectionClosed(ConnectionResetError):
     out: its idle keep-alive timeout racing the request, not a failure of the endpoint."""
 
 
+class ReplyTooLarge(Exception):
+    """A reply longer than the reader's cap: not an answer to the request, and reading it whole
+    could take the machine's memory."""
+
+
+class _Watch:
+    """One thread's call under a deadline (bounded): the connection it is using, whether its
+    time ran out, whether it ended."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.conn: Any = None
+        self.expired = self.ended = False
+
+    def attach(self, conn: Any) -> None:
+        with self.lock:
+            self.conn = conn
+            if self.expired:
+                _cut(conn)
+
+    def expire(self) -> None:
+        with self.lock:
+            if not self.ended:
+                self.expired = True
+                _cut(self.conn)
+
+
+def _cut(conn: Any) -> None:
+    """End a connection's socket under the thread that is blocked reading it: its read returns
+    at once, whatever the server is sending."""
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed
+
+
+# Thread id -> the watch of the call that thread is making (bounded); the connection classes
+# below attach themselves to it when they connect or send a request.
+_WATCHES: dict[int, _Watch] = {}
+
+
+@contextlib.contextmanager
+def bounded(seconds: float) -> Iterator[_Watch]:
+    """A deadline for the block's HTTP exchange on this thread, whole: connect, first byte and
+    every byte after. A socket timeout bounds one read, so a server that drips a byte every few
+    seconds never trips it; here a timer cuts the connection when the time is up, and the
+    blocked read ends. The watch says whether it expired."""
+    watch = _Watch()
+    me = threading.get_ident()
+    _WATCHES[me] = watch
+    timer = threading.Timer(seconds, watch.expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield watch
+    finally:
+        timer.cancel()
+        with watch.lock:
+            watch.ended = True
+        _WATCHES.pop(me, None)
+
+
 def _marked(base: type) -> type:
     """A urllib3 connection class that knows whether it has served a request since it connected,
-    so that a reset on it can be told from a fresh connection's (the endpoint's failure)."""
+    so that a reset on it can be told from a fresh connection's (the endpoint's failure), and
+    that puts itself under its thread's deadline (bounded)."""
 
     class Connection(base):
         served = False
@@ -264,6 +350,16 @@ def _marked(base: type) -> type:
         def connect(self) -> None:
             self.served = False
             super().connect()
+            self._watched()
+
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            self._watched()
+            return super().request(*args, **kwargs)
+
+        def _watched(self) -> None:
+            watch = _WATCHES.get(threading.get_ident())
+            if watch is not None:
+                watch.attach(self)
 
         def getresponse(self, *args: Any, **kwargs: Any) -> Any:
             try:
@@ -287,13 +383,13 @@ class _TLSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _marked(urllib3.connection.HTTPSConnection)
 
 
-def pool_manager(base_url: str, connections: int) -> urllib3.PoolManager:
+def pool_manager(base_url: str, connections: int, setting: str = "LLM_BASE_URL") -> urllib3.PoolManager:
     """The urllib3 pool manager for an endpoint: through the proxy the environment names for it
     (http_proxy, https_proxy, no_proxy, read here once, where `requests` reads them on every call;
     its credentials go to the proxy only, in the CONNECT of an https endpoint and never through
     the tunnel), TLS verified against REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE when set, else the
     certifi bundle `requests` uses; `connections` kept alive. Raises InputError for a base URL
-    that is not http(s) or a proxy that is not http://."""
+    that is not http(s) or a proxy that is not http://, naming `setting` (where the URL came from)."""
     u = urllib.parse.urlsplit(base_url)
     try:
         port = u.port
@@ -302,9 +398,10 @@ def pool_manager(base_url: str, connections: int) -> urllib3.PoolManager:
     if u.scheme not in ("http", "https") or not u.hostname or port == -1:
         # Echoed as typed (localhost:8000/v1 parses as scheme "localhost"), unless it holds
         # a user:password, which the label leaves out.
-        typed = endpoint_label(base_url) if "@" in base_url else base_url
-        hint = f"; did you mean 'http://{base_url}'?" if "://" not in base_url else ""
-        raise InputError(f"LLM_BASE_URL {typed!r} is not an http(s) URL of an OpenAI-compatible API"
+        typed = without_credentials(base_url)
+        hint = f"; did you mean 'http://{typed}'?" if "://" not in base_url else ""
+        raise InputError(f"{setting} {typed!r} is not an http(s) URL"
+                         f"{' of an OpenAI-compatible API' if setting == 'LLM_BASE_URL' else ''}"
                          f"{hint} (for example http://127.0.0.1:8080/v1)")
     # block=False: a thread finding every kept connection busy opens one more, kept only while
     # fewer than `connections` are idle, rather than waiting for one.
@@ -334,6 +431,65 @@ def pool_manager(base_url: str, connections: int) -> urllib3.PoolManager:
     return manager
 
 
+def exchange(manager: urllib3.PoolManager, method: str, url: str, body: bytes | None, headers: dict,
+             timeout_s: float, max_bytes: int) -> tuple[int, Any, bytes]:
+    """One HTTP request and its whole reply: (status, headers, body). Bounded in time, whole
+    (bounded: a server that drips its reply is cut off as one that sends nothing) and in size
+    (ReplyTooLarge past max_bytes, read no further); no redirect followed. A kept connection the
+    server closed as the request went out is replaced, once. Raises TimeoutError past the
+    deadline, ConnectionError for anything else that fails."""
+    try:
+        return _exchange_once(manager, method, url, body, headers, timeout_s, max_bytes)
+    except ConnectionError as e:
+        if not isinstance(e.__cause__, KeptConnectionClosed):
+            raise
+        return _exchange_once(manager, method, url, body, headers, timeout_s, max_bytes)
+
+
+def _exchange_once(manager: urllib3.PoolManager, method: str, url: str, body: bytes | None, headers: dict,
+                   timeout_s: float, max_bytes: int) -> tuple[int, Any, bytes]:
+    """exchange() without its second try; urllib3's failures as the builtin exceptions."""
+    with bounded(timeout_s) as watch:
+        try:
+            r = manager.urlopen(method, url, body=body, headers=headers, retries=False, redirect=False,
+                                timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s), preload_content=False)
+            whole = False
+            try:
+                data = r.read(max_bytes + 1)
+                whole = len(data) <= max_bytes
+            finally:
+                if not whole:
+                    r.close()  # the rest is never read: the connection cannot be used again
+                r.release_conn()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            if watch.expired:
+                raise TimeoutError(f"no whole reply within {timeout_s:g} s") from e
+            if isinstance(e, OSError):
+                raise ConnectionError(str(e) or type(e).__name__) from e
+            # A refused connection is a NewConnectionError, which urllib3 derives from its timeout.
+            if (isinstance(e, urllib3.exceptions.TimeoutError)
+                    and not isinstance(e, urllib3.exceptions.NewConnectionError)):
+                raise TimeoutError(str(e)) from e
+            # ProtocolError, ProxyError and SSLError carry the socket's error among their arguments.
+            cause = next((a for a in e.args if isinstance(a, BaseException)), e)
+            raise ConnectionError(str(cause) or type(cause).__name__) from cause
+    if not whole:
+        raise ReplyTooLarge(f"a reply longer than {max_bytes // 2**20} MiB (HTTP {r.status}); not read further")
+    return r.status, r.headers, data
+
+
+def scrub(text: str, secret: str | None, keep: int = 300) -> str:
+    """`text` with `secret` hidden, then cut to `keep` characters: cut first, a secret at the
+    cut would show in part. A secret shorter than SHORT_KEY characters is hidden where it
+    stands as a token of its own: hidden inside words, a key "x" made "'max_tokens' is not
+    supported" unreadable, and the refused setting could no longer be named."""
+    if secret and len(secret) >= SHORT_KEY:
+        text = text.replace(secret, "***")
+    elif secret:
+        text = re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", "***", text)
+    return text[:keep]
+
+
 class Wire:
     """The HTTP side of one endpoint: the request headers (the key among them), one urllib3 pool
     of kept-alive connections that the worker threads share (urllib3's pools are thread-safe),
@@ -347,49 +503,19 @@ class Wire:
         # The URL requested: the endpoint's, without any user:password (never sent anywhere).
         self._url = urllib.parse.urlunsplit((u.scheme, u.netloc.rsplit("@", 1)[-1],
                                              u.path.rstrip("/") + "/chat/completions", u.query, ""))
-        self._timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
+        self._timeout_s = timeout_s
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": "memory-bench"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
 
     def post(self, body: bytes) -> tuple[int, Any, bytes]:
-        """POST one chat request on a kept connection: (status, headers, body). A kept connection
-        the server closed while idle is replaced before the request (urllib3 checks), and the
-        request is sent once more if the server closed it as the request went out; a timeout
-        raises TimeoutError, anything else that fails OSError."""
-        try:
-            return self._exchange(body)
-        except ConnectionError as e:
-            if not isinstance(e.__cause__, KeptConnectionClosed):
-                raise
-            return self._exchange(body)
+        """POST one chat request on a kept connection (exchange): (status, headers, body)."""
+        return exchange(self._manager, "POST", self._url, body, self._headers, self._timeout_s, MAX_REPLY_BYTES)
 
-    def _exchange(self, body: bytes) -> tuple[int, Any, bytes]:
-        """One request and its whole response, urllib3's failures as the builtin exceptions."""
-        try:
-            r = self._manager.urlopen("POST", self._url, body=body, headers=self._headers, timeout=self._timeout,
-                                      retries=False, redirect=False)
-        except urllib3.exceptions.HTTPError as e:
-            # A refused connection is a NewConnectionError, which urllib3 derives from its timeout.
-            if (isinstance(e, urllib3.exceptions.TimeoutError)
-                    and not isinstance(e, urllib3.exceptions.NewConnectionError)):
-                raise TimeoutError(str(e)) from e
-            # ProtocolError, ProxyError and SSLError carry the socket's error among their arguments.
-            cause = next((a for a in e.args if isinstance(a, BaseException)), e)
-            raise ConnectionError(str(cause) or type(cause).__name__) from cause
-        return r.status, r.headers, r.data
-
-    def scrub(self, text: str) -> str:
-        """Never let the key reach a record, even if a server echoes it in an error. A key
-        shorter than SHORT_KEY characters is hidden where it stands as a token of its own: hidden
-        inside words, a key "x" made "'max_tokens' is not supported" unreadable, and the refused
-        setting could no longer be named."""
-        if self._api_key and len(self._api_key) >= SHORT_KEY:
-            text = text.replace(self._api_key, "***")
-        elif self._api_key:
-            text = re.sub(rf"(?<![\w-]){re.escape(self._api_key)}(?![\w-])", "***", text)
-        return text[:300]
+    def scrub(self, text: str, keep: int = 300) -> str:
+        """Never let the key reach a record, even if a server echoes it in an error."""
+        return scrub(text, self._api_key, keep)
 
 
 class LLMClient:
@@ -414,7 +540,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
         self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
-        self._connection_failures = 0  # calls in a row that could not connect, after their retries
+        self._connection_failures = 0  # calls in a row that were UNREACHED, after their retries
 
     # -- cache --------------------------------------------------------------------------------
 
@@ -472,7 +598,7 @@ class LLMClient:
         if self.cache.get(key) is not None:
             return
         body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        entry, error, detail, attempt = self._send(body, retry_connection=lambda: False)
+        entry, error, detail, attempt = self._send(body, retry_unreached=lambda error: error == "timeout")
         if entry is None:
             raise preflight_error(self, error, detail, model, attempt)
         if entry["text"]:
@@ -486,17 +612,18 @@ class LLMClient:
         self.usage.count(hit["usage"], cached=True)
         return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
 
-    def _send(self, body: bytes, retry_connection: Callable[[], bool]) -> tuple[dict | None, str | None, str, int]:
+    def _send(self, body: bytes, retry_unreached: Callable[[str], bool]) -> tuple[dict | None, str | None, str, int]:
         """One request with the retries it may take: (cache entry, None, '', attempts) on
-        success, else (None, error, what happened for people, attempts). A failed connection
-        is retried only while retry_connection() says so, asked after each failure."""
+        success, else (None, error, what happened for people, attempts). A call that could
+        not connect or had no whole reply in time is retried only while retry_unreached(error)
+        says so, asked after each such failure."""
         for attempt in range(1, self.max_retries + 2):
             with self._lock:
                 self.network_calls += 1
             entry, wait, error, detail = self._attempt(body, attempt)
             if entry is not None:
                 return entry, None, "", attempt
-            if wait is None or attempt > self.max_retries or error == "connection" and not retry_connection():
+            if wait is None or attempt > self.max_retries or error in UNREACHED and not retry_unreached(error):
                 break
             time.sleep(wait)
         return None, error, detail, attempt
@@ -504,10 +631,11 @@ class LLMClient:
     def _ask(self, key: str, request: dict) -> Completion:
         """Send the request, retrying what can be retried; cache a good answer."""
         body = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        # Once a call has spent its retries on a connection that failed, and none has connected
-        # since, a call tries once: a dead endpoint stops a stage after one call's retries, not
-        # CONNECTION_FAILURES_TO_STOP calls'.
-        entry, error, _, attempt = self._send(body, retry_connection=lambda: not self._connection_failures)
+        # Once a call has spent its retries on an endpoint it could not reach (no connection, or
+        # no whole reply in time), and none has reached it since, a call tries once: a dead or
+        # hung endpoint stops a stage after one call's retries, not CONNECTION_FAILURES_TO_STOP
+        # calls'.
+        entry, error, _, attempt = self._send(body, retry_unreached=lambda error: not self._connection_failures)
         if entry is not None:
             self.usage.count(entry["usage"], cached=False)
             if not entry["text"]:
@@ -518,14 +646,15 @@ class LLMClient:
             self.cache.put(key, entry)
             return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
                               entry["finish_reason"])
-        if error == "connection":
+        if error in UNREACHED:
             with self._lock:
                 self._connection_failures += 1
                 failures = self._connection_failures
             if failures >= CONNECTION_FAILURES_TO_STOP:
-                raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label}, "
-                                   f"the first after {self.max_retries} retries; stopped. Every record written so far "
-                                   f"is kept: rerun the same command when the endpoint is up")
+                raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label} "
+                                   f"or had no whole reply within request_timeout_s ({self.timeout_s:g} s), the first "
+                                   f"after {self.max_retries} retries; stopped. Every record written so far is kept: "
+                                   f"rerun the same command when the endpoint is up")
         return Completion(None, None, None, False, error, attempt)
 
     def usage_snapshot(self) -> dict:
@@ -537,8 +666,10 @@ class LLMClient:
         before a retry or None when retrying cannot help, error, what happened for people)."""
         try:
             status, headers, data = self.wire.post(body)
-        except TimeoutError:
-            return None, self._backoff(None, attempt), "timeout", "timed out"
+        except TimeoutError as e:
+            return None, self._backoff(None, attempt), "timeout", str(e) or "timed out"
+        except ReplyTooLarge as e:
+            return None, None, "reply_too_large", str(e)
         except OSError as e:
             return None, self._backoff(None, attempt), "connection", self.wire.scrub(str(e) or type(e).__name__)
         self._connection_failures = 0  # the endpoint answered: it is up
@@ -558,20 +689,12 @@ class LLMClient:
         if status != 200:
             message = self.wire.scrub(_message(status, data))
             return None, None, f"http_{status}: {message}", f"HTTP {status}: {message}"
-        try:
-            payload = json.loads(data)
-            choice = payload["choices"][0]
-            text = choice["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError):
-            # A 200 that is not a chat completion: a proxy's error page, a torn body.
-            return None, self._backoff(None, attempt), "bad_response", self.wire.scrub(repr(data[:80]))
-        usage = payload.get("usage")  # optional in the wire format
-        if isinstance(usage, dict):
-            usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
-        else:
-            usage = None
-        return {"text": text.strip(), "served_model": payload.get("model"), "usage": usage,
-                "finish_reason": choice.get("finish_reason")}, None, None, ""
+        entry = completion_entry(data)
+        if entry is None:
+            # A 200 that is not a chat completion: a proxy's error page, a torn body, fields of
+            # the wrong kind. Scrubbed whole, then cut: cut first, the key could show in part.
+            return None, self._backoff(None, attempt), "bad_response", self.wire.scrub(repr(data), keep=80)
+        return entry, None, None, ""
 
     def _backoff(self, headers: Any, attempt: int) -> float:
         """Exponential backoff with full jitter, or the server's Retry-After when it sends one."""
@@ -580,6 +703,41 @@ class LLMClient:
             return min(told, MAX_RETRY_AFTER_S)
         # Jitter spreads retries of concurrent workers so they do not hit the server in step.
         return min(MAX_BACKOFF_S, self.backoff_s * 2 ** min(attempt - 1, 10)) * random.uniform(0.5, 1.0)
+
+
+def _tokens(value: Any) -> bool:
+    """A token count as the wire format has it: a whole number, not below 0, or absent."""
+    return value is None or type(value) is int and value >= 0
+
+
+def completion_entry(data: bytes) -> dict | None:
+    """The cache entry of a 200 reply (text, served model, usage, finish reason), or None when
+    it is not a chat completion: not strict JSON (NaN in it could never be written), no choice,
+    a content that is neither text nor a list of text parts (some servers send parts), a model,
+    finish reason or token count of the wrong kind."""
+    try:
+        payload = loads(data)
+        choice = payload["choices"][0]
+        content = choice["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    if isinstance(content, list):
+        if not all(isinstance(p, dict) and isinstance(p.get("text", ""), str) for p in content):
+            return None
+        content = "".join(p.get("text", "") for p in content if p.get("type", "text") == "text")
+    if not isinstance(content, (str, type(None))):
+        return None
+    model, finish = payload.get("model"), choice.get("finish_reason")
+    if not isinstance(model, (str, type(None))) or not isinstance(finish, (str, type(None))):
+        return None
+    usage = payload.get("usage")  # optional in the wire format
+    if usage is not None:
+        if not isinstance(usage, dict):
+            return None
+        usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
+        if not all(map(_tokens, usage.values())):
+            return None
+    return {"text": (content or "").strip(), "served_model": model, "usage": usage, "finish_reason": finish}
 
 
 def preflight_error(client: LLMClient, error: str, detail: str, model: str, attempts: int) -> Exception:

@@ -10,6 +10,11 @@ service is a preset, not a module. The defaults describe a plain service with ro
   where      base_url, or base_url_env (an environment variable that holds it: a wrapper such
              as backends/_chroma_server.py starts a server on a free port and exports it);
              token_env names the variable that holds a bearer token, never the token itself
+  bounds     timeout_s bounds each call whole (connect to last byte: a service that drips its
+             reply is cut off as one that sends nothing); max_reply_mb caps a reply, read no
+             further; a redirect is refused unless follow_redirects (to the same service's
+             origin only: the token is never sent elsewhere). The token is scrubbed from every
+             message, the service's own error text included
   namespace  namespace_style raw (default, URL-quoted in paths) | sha256 ("mb-" + 32 hex,
              for services that restrict names); paths and bodies use `{namespace}`
   create     services that keep one container per namespace and address it by a server-made
@@ -39,16 +44,23 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
+import threading
 import time
+import urllib.parse
 import uuid
 from urllib.parse import quote
 
-from backends import check_settings, require
-from cli import InputError
+from backends import check_settings
+from cli import InputError, ServiceDown
 from contract import Hit, MemoryItem
+from fileio import loads
 
 NONE = type(None)
+# Calls in a row that could not reach the service before a run stops: a service that is down,
+# hangs or drips its replies would otherwise cost every case and question its timeout.
+UNREACHED_TO_STOP = 3
 SETTINGS = {
     "base_url": ((str, NONE), None),
     "base_url_env": ((str, NONE), None),
@@ -57,6 +69,8 @@ SETTINGS = {
     "version_path": ((str, NONE), None),
     "token_env": ((str, NONE), None),
     "timeout_s": ((int, float), 30),
+    "max_reply_mb": ((int, float), 64),
+    "follow_redirects": ((bool,), False),
     "namespace_style": ((str,), "raw"),
     "reset_method": ((str,), "DELETE"),
     "reset_path": ((str,), "/namespaces/{namespace}"),
@@ -120,7 +134,8 @@ class HttpBackend:
     """A memory service behind REST calls, configured entirely by SETTINGS."""
 
     def __init__(self, s: dict, embedder=None) -> None:
-        self.requests = require("requests", "http")
+        import llm  # the model client's bounded exchange, pools and scrubbing; imported when used
+        self.llm = llm
         self.s = s
         self.name = s["name"]
         self.embedder = embedder
@@ -129,13 +144,20 @@ class HttpBackend:
         self.flush_note = (f"flush waits a fixed {s['flush_delay_s']} s: readiness is assumed, not verified"
                            if s["flush"] == "delay" else None)
         self.base_url = s["base_url"].rstrip("/")
-        self.session = self.requests.Session()
+        # One pool of kept connections for the worker threads that search at once.
+        self.manager = llm.pool_manager(self.base_url, 8, setting="backends.http.base_url")
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        "User-Agent": "memory-bench"}
+        self._where = llm.endpoint_label(self.base_url)
+        self._lock = threading.Lock()
+        self._unreached = 0  # calls in a row that could not connect or timed out
+        self.token = None
         if s["token_env"]:
-            token = os.environ.get(s["token_env"])
-            if not token:
+            self.token = os.environ.get(s["token_env"])
+            if not self.token:
                 raise InputError(f"backend http: environment variable {s['token_env']} (named by "
                                  f"backends.http.token_env) is not set")
-            self.session.headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {self.token}"
         if s["version_path"]:
             self.version += f" (service reports {self._service_version()})"
         self._sentinels: dict[str, str] = {}
@@ -143,7 +165,7 @@ class HttpBackend:
 
     def _service_version(self) -> str:
         """What the service says its version is: a JSON string, or a `version` field."""
-        reply = self._call("GET", "version_path", "").json()  # no placeholders: no namespace
+        reply = self._call("GET", "version_path", "")  # no placeholders: no namespace
         return str(reply.get("version") if isinstance(reply, dict) else reply)
 
     def _name(self, namespace: str) -> str:
@@ -152,21 +174,86 @@ class HttpBackend:
         return namespace
 
     def _call(self, method: str, key: str, namespace: str, body: dict | None = None):
+        """One call to the service: its reply's JSON (None for an empty body). Every failure is
+        a RuntimeError (the record's error) with the token scrubbed out, the service's own error
+        text included: a service that echoes the request's headers would otherwise write the
+        token into every record."""
         values = {"namespace": quote(self._name(namespace), safe="")}
         if "{id}" in self.s[key]:
             values["id"] = quote(self._container(namespace), safe="")
-        r = self.session.request(method, self.base_url + self.s[key].format(**values), json=body,
-                                 timeout=self.s["timeout_s"])
-        if r.status_code >= 400 and not (key == "reset_path" and r.status_code == 404):
-            # The response text, not the request: the request headers hold the token.
-            raise RuntimeError(f"{method} {self.s[key]} -> HTTP {r.status_code}: {r.text[:200]}")
-        return r
+        url = self.base_url + self.s[key].format(**values)
+        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        for _ in range(6 if self.s["follow_redirects"] else 1):
+            status, headers, reply = self._exchange(method, url, data)
+            if status not in (301, 302, 303, 307, 308):
+                break
+            url = self._redirect(method, key, url, headers.get("Location") or "")
+        else:
+            raise RuntimeError(f"{method} {self.s[key]} -> too many redirects")
+        if key == "reset_path" and status == 404:
+            return None  # already gone
+        if status >= 400:
+            text = self._scrub(reply.decode("utf-8", errors="replace"), 200)
+            raise RuntimeError(f"{method} {self.s[key]} -> HTTP {status}: {text}")
+        if 300 <= status < 400:
+            raise RuntimeError(f"{method} {self.s[key]} -> HTTP {status}")
+        try:
+            return loads(reply) if reply.strip() else None
+        except ValueError as e:
+            raise RuntimeError(f"{method} {self.s[key]} -> HTTP {status}, not JSON ({e}): "
+                               f"{self._scrub(repr(reply), 200)}") from None
+
+    def _exchange(self, method: str, url: str, data: bytes | None) -> tuple:
+        """exchange() with the service; UNREACHED_TO_STOP calls in a row that could not connect or
+        had no whole reply in time raise ServiceDown (the run stops, resumable)."""
+        try:
+            reply = self.llm.exchange(self.manager, method, url, data, self.headers, self.s["timeout_s"],
+                                      int(self.s["max_reply_mb"] * 2**20))
+        except self.llm.ReplyTooLarge as e:
+            raise RuntimeError(f"{method} {self._path(url)}: {e} (backends.http.max_reply_mb)") from None
+        except OSError as e:  # TimeoutError and ConnectionError
+            what = (f"no whole reply within timeout_s ({self.s['timeout_s']:g} s)" if isinstance(e, TimeoutError)
+                    else f"cannot connect ({self._scrub(str(e), 200)})")
+            with self._lock:
+                self._unreached += 1
+                unreached = self._unreached
+            if unreached >= UNREACHED_TO_STOP:
+                raise ServiceDown(f"backend {self.name}: {unreached} calls in a row to {self._where} could not connect "
+                                  f"or had no whole reply within backends.http.timeout_s ({self.s['timeout_s']:g} s); "
+                                  f"stopped. Every record written so far is kept: rerun the same command when the "
+                                  f"service is up") from None
+            raise RuntimeError(f"{method} {self._path(url)}: {what}") from None
+        with self._lock:
+            self._unreached = 0
+        return reply
+
+    def _redirect(self, method: str, key: str, url: str, location: str) -> str:
+        """Where a redirect of a call sends it, when follow_redirects allows it: to the same
+        origin only (the token goes with the call). Otherwise a RuntimeError naming it: a run
+        that silently follows a redirect to another service measures that service."""
+        target = urllib.parse.urljoin(url, location)
+        here, there = urllib.parse.urlsplit(url), urllib.parse.urlsplit(target)
+        where = self.llm.without_credentials(target)
+        if not self.s["follow_redirects"]:
+            raise RuntimeError(self._scrub(f"{method} {self.s[key]} was redirected to {where}; refused: set "
+                                           f"backends.http.base_url to the service's address, or "
+                                           f"follow_redirects: true for redirects within it", 400))
+        if (here.scheme, here.netloc) != (there.scheme, there.netloc):
+            raise RuntimeError(self._scrub(f"{method} {self.s[key]} was redirected to another origin, {where}; "
+                                           f"refused: the token would go with it", 400))
+        return target
+
+    def _path(self, url: str) -> str:
+        return urllib.parse.urlsplit(url).path
+
+    def _scrub(self, text: str, keep: int) -> str:
+        return self.llm.scrub(text, self.token, keep)
 
     def _container(self, namespace: str) -> str:
         """The service's id for the namespace's container, created (get-or-create) on first use."""
         if namespace not in self._ids:
             body = fill(self.s["create_body"], namespace=self._name(namespace))
-            made = dig(self._call("POST", "create_path", namespace, body).json(), self.s["create_id_field"])
+            made = dig(self._call("POST", "create_path", namespace, body), self.s["create_id_field"])
             if not isinstance(made, (str, int)):
                 raise RuntimeError(f"create reply has no id at '{self.s['create_id_field']}'")
             self._ids[namespace] = str(made)
@@ -210,7 +297,7 @@ class HttpBackend:
         deadline = time.monotonic() + timeout_s
         while True:
             if mode == "status":
-                ready = dig(self._call("GET", "status_path", namespace).json(), self.s["ready_field"])
+                ready = dig(self._call("GET", "status_path", namespace), self.s["ready_field"])
                 if ready == self.s["ready_value"]:
                     return
             elif any(self._sentinels[namespace] in h[0] for h in self._raw_search(namespace, self._sentinels[namespace], 1)):
@@ -257,7 +344,7 @@ class HttpBackend:
         return [tuple(c[i] if i < len(c) else None for c in cols) for i in range(n)]
 
     def _raw_search(self, namespace: str, query: str, k: int) -> list[tuple]:
-        body = self._call("POST", "search_path", namespace, self._query_body(query, k)).json()
+        body = self._call("POST", "search_path", namespace, self._query_body(query, k))
         out = []
         for text, score, ids, stamp in self._hit_rows(body):
             if not isinstance(text, str):
