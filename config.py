@@ -97,12 +97,35 @@ def did_you_mean(word: str, choices) -> str:
     return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML as yaml.safe_load reads it, but a key twice in one mapping is an error: safe_load
+    keeps the last and says nothing, so a setting written twice loses one without a word."""
+
+
+def _mapping_once(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            twice = key in seen
+        except TypeError:
+            continue  # an unhashable key: construct_mapping says so
+        if twice:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice in one mapping",
+                                                    key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_once)
+
+
 def load_config(path: str) -> dict:
     """Read config.yaml, reject unknown keys and wrong types, fill defaults.
     Relative paths (dataset, cache_dir) are resolved against the config's folder."""
     try:
         with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
+            raw = yaml.load(fh, Loader=_StrictLoader)  # a SafeLoader: builds no Python objects
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
     except yaml.YAMLError as e:

@@ -3,10 +3,10 @@ official graders' rules of the benchmarks the importers bring in), which rubric 
 graded by, the judge's prompt and structured-output schema, and the parser of its JSON reply."""
 from __future__ import annotations
 
-import json
 import re
 
 from contract import is_answerable
+from fileio import loads
 
 # ---------------------------------------------------------------------------------------------
 # Rubrics. The default is this project's own; the others restate, in our own words, the rules of
@@ -95,8 +95,8 @@ def parse_judge_reply(raw: str) -> tuple[str, str | None]:
     if fenced:
         text = fenced.group(1)
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
+        obj = loads(text)  # strict: a verdict given twice in one reply is no verdict
+    except ValueError:
         return "unparseable", None
     if not (isinstance(obj, dict) and "verdict" in obj and obj["verdict"] in LABELS):
         return "unparseable", None

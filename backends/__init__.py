@@ -15,14 +15,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
-import json
 import os
 import re
 
 from cli import InputError
 from config import did_you_mean
 from contract import CONTROL_NAMES, MemoryBackend
-from fileio import sha256_file
+from fileio import loads, sha256_file
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -188,8 +187,8 @@ def json_object(text: str, what: str) -> dict:
         body = re.sub(r"^```[a-zA-Z0-9_-]*[ \t]*\r?\n?", "", body)
         body = re.sub(r"\r?\n?```[ \t]*$", "", body).strip()
     try:
-        value = json.loads(body)
-    except json.JSONDecodeError:
+        value = loads(body)
+    except ValueError:
         value = None
     if not isinstance(value, dict):
         raise RuntimeError(f"{what} is not a JSON object: {text[:200]!r}")

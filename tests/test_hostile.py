@@ -336,3 +336,18 @@ def test_a_run_file_whose_line_never_ends_is_refused_not_read_into_memory(tmp_pa
     cfg = write_config(tmp_path)
     assert run_cli(score.main, ["--config", cfg, "--runs", "/dev/zero", "--baseline", "keyword"]) == 2
     assert "/dev/zero:1: a line longer than 64 MiB; not a JSONL file" in capsys.readouterr().err
+
+
+def test_a_config_key_written_twice_is_refused_naming_its_line(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    with open(cfg, "a", encoding="utf-8") as fh:
+        fh.write("top_k: 99\n")
+    assert run_cli(manifest.main, [cfg, "--backends", "none"]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}:" in err and "invalid YAML: key 'top_k' appears twice in one mapping" in err
+
+
+def test_a_judge_reply_that_gives_its_verdict_twice_is_no_verdict():
+    from rubrics import parse_judge_reply
+    assert parse_judge_reply('{"verdict": "incorrect", "verdict": "correct"}') == ("unparseable", None)
+    assert parse_judge_reply('{"verdict": "correct", "reason": "same date"}') == ("correct", "same date")
