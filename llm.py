@@ -82,6 +82,25 @@ CONNECTION_FAILURES_TO_STOP = 3
 UNREACHED = frozenset({"connection", "timeout"})
 
 
+class Unreached:
+    """Calls in a row, across the threads that make them, that could not reach a service
+    (UNREACHED: no connection, or no whole reply in time); any call it answered resets it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def reached(self) -> None:
+        with self._lock:
+            self.count = 0
+
+    def failed(self) -> int:
+        """Count one more; the count so far."""
+        with self._lock:
+            self.count += 1
+            return self.count
+
+
 class AuthenticationError(InputError):
     """The endpoint refused the key (401/403): every later call would fail the same way, so the
     stage stops at once with exit 2 instead of sending every question."""
@@ -540,7 +559,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
         self._inflight: dict[str, threading.Event] = {}  # cache key -> set when its call ends
-        self._connection_failures = 0  # calls in a row that were UNREACHED, after their retries
+        self.unreached = Unreached()  # calls in a row that could not reach it, after their retries
 
     # -- cache --------------------------------------------------------------------------------
 
@@ -635,7 +654,7 @@ class LLMClient:
         # no whole reply in time), and none has reached it since, a call tries once: a dead or
         # hung endpoint stops a stage after one call's retries, not CONNECTION_FAILURES_TO_STOP
         # calls'.
-        entry, error, _, attempt = self._send(body, retry_unreached=lambda error: not self._connection_failures)
+        entry, error, _, attempt = self._send(body, retry_unreached=lambda error: not self.unreached.count)
         if entry is not None:
             self.usage.count(entry["usage"], cached=False)
             if not entry["text"]:
@@ -647,9 +666,7 @@ class LLMClient:
             return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
                               entry["finish_reason"])
         if error in UNREACHED:
-            with self._lock:
-                self._connection_failures += 1
-                failures = self._connection_failures
+            failures = self.unreached.failed()
             if failures >= CONNECTION_FAILURES_TO_STOP:
                 raise EndpointDown(f"{failures} calls in a row could not connect to the model endpoint {self.label} "
                                    f"or had no whole reply within request_timeout_s ({self.timeout_s:g} s), the first "
@@ -672,7 +689,7 @@ class LLMClient:
             return None, None, "reply_too_large", str(e)
         except OSError as e:
             return None, self._backoff(None, attempt), "connection", self.wire.scrub(str(e) or type(e).__name__)
-        self._connection_failures = 0  # the endpoint answered: it is up
+        self.unreached.reached()  # the endpoint answered: it is up
         if status in (401, 403):
             message = self.wire.scrub(_message(status, data))
             raise AuthenticationError(f"authentication failed: the model endpoint {self.label} answered HTTP {status} "

@@ -46,7 +46,6 @@ import copy
 import hashlib
 import json
 import os
-import threading
 import time
 import urllib.parse
 import uuid
@@ -149,8 +148,7 @@ class HttpBackend:
         self.headers = {"Content-Type": "application/json", "Accept": "application/json",
                         "User-Agent": "memory-bench"}
         self._where = llm.endpoint_label(self.base_url)
-        self._lock = threading.Lock()
-        self._unreached = 0  # calls in a row that could not connect or timed out
+        self.unreached = llm.Unreached()
         self.token = None
         if s["token_env"]:
             self.token = os.environ.get(s["token_env"])
@@ -214,17 +212,14 @@ class HttpBackend:
         except OSError as e:  # TimeoutError and ConnectionError
             what = (f"no whole reply within timeout_s ({self.s['timeout_s']:g} s)" if isinstance(e, TimeoutError)
                     else f"cannot connect ({self._scrub(str(e), 200)})")
-            with self._lock:
-                self._unreached += 1
-                unreached = self._unreached
+            unreached = self.unreached.failed()
             if unreached >= UNREACHED_TO_STOP:
                 raise ServiceDown(f"backend {self.name}: {unreached} calls in a row to {self._where} could not connect "
                                   f"or had no whole reply within backends.http.timeout_s ({self.s['timeout_s']:g} s); "
                                   f"stopped. Every record written so far is kept: rerun the same command when the "
                                   f"service is up") from None
             raise RuntimeError(f"{method} {self._path(url)}: {what}") from None
-        with self._lock:
-            self._unreached = 0
+        self.unreached.reached()
         return reply
 
     def _redirect(self, method: str, key: str, url: str, location: str) -> str:

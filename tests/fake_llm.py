@@ -58,6 +58,17 @@ def answer_for(prompt: str, judge_always: str | None = None) -> str:
     return m.group(1).strip() if m else "I don't know"
 
 
+def send(handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict | None = None) -> None:
+    """One whole JSON reply, its length given."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _Server(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
@@ -110,14 +121,7 @@ class FakeLLM:
                     server.connections += 1
 
             def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send(self, status, json.dumps(body).encode(), headers)
 
             def do_GET(self) -> None:
                 if self.path.endswith("/_stats"):

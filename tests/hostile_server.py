@@ -18,7 +18,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fake_llm import PREFLIGHT
+from fake_llm import PREFLIGHT, send
 
 
 class HostileServer:
@@ -38,13 +38,7 @@ class HostileServer:
                 pass
 
             def _reply(self, status: int, data: bytes, headers: dict | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send(self, status, data, headers)
 
             def _handle(self) -> None:
                 data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
