@@ -5,8 +5,11 @@ rounded to f16; see SERVED_FILE), starts llama.cpp's OpenAI-compatible server (x
 prebuilt wheel, in a child process) on a free loopback port, waits until /v1/models answers, runs COMMAND with LLM_BASE_URL pointing at it
 (and LLM_SERVER_INFO naming a JSON file of what is served, for manifest.py; LLM_ENDPOINT_ID, the
 response cache's identity of the server; LLM_SERVER_LOG, the server's log), and stops the
-server when the command ends, fails or is interrupted. When LLM_BASE_URL is already set, the
-command runs against that endpoint and nothing is started.
+server when the command ends, fails or is interrupted (Ctrl-C, TERM, or HUP when the terminal
+closes). The server requires a key made anew at each start, which only the command receives, in
+LLM_API_KEY: another user or program on the machine can reach the loopback port but not use
+the model. When LLM_BASE_URL is already set, the command runs against that endpoint and nothing
+is started.
 
 Usage:
   python serve.py -- make pipeline
@@ -16,21 +19,25 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.metadata
 import importlib.util
 import json
 import math
 import os
+import secrets
 import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 
 import requests
 
-from cli import InputError, run_cli
+from cli import InputError, Terminated, run_cli
 from fileio import sha256_file, write_json_atomic
 from processes import STOP_GRACE_S, STOP_SIGNALS, free_port, signals_ignored, stop
 
@@ -118,19 +125,44 @@ ENGINE = "xllamacpp"
 ENGINE_PACKAGE = "xllamacpp"
 # The server, run by this interpreter in a child process of its own (the stop signals reach it as
 # they reach any server, and its C-level output goes to the log). Arguments: model file, alias,
-# port, n_ctx, threads. It exits on TERM, which stop() sends.
+# port, n_ctx, threads, the environment variable that holds its key, the pid of the process that
+# started it. It exits on TERM, which stop() sends, and on Linux when that process dies, however
+# it dies (kill -9, the OOM killer): PR_SET_PDEATHSIG (prctl(2)) sends it TERM then, and the check
+# of its parent after the prctl covers a death before it. The key comes in the environment, which
+# only the same user can read, not in the arguments, which any user can read in ps; it is removed
+# from os.environ at once, so that nothing the engine starts inherits it. llama.cpp's server then
+# refuses (401) every request without it but /health and its static web page, which serve no
+# model output (tests/test_serve_hostile.py checks each endpoint). A server started without the
+# variable (bench/prompt_eval.py's, for its own calls) requires no key.
 _SERVER = """
-import signal, sys, threading, xllamacpp as x
+import os, signal, sys, threading, xllamacpp as x
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+if sys.platform.startswith("linux"):
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(sys.argv[7]):
+        sys.exit(0)
+key = os.environ.pop(sys.argv[6], "")
 p = x.CommonParams()
 p.model.path, p.model_alias, p.hostnames, p.port = sys.argv[1], {sys.argv[2]}, ["127.0.0.1"], int(sys.argv[3])
 p.n_ctx, p.n_parallel = int(sys.argv[4]), 1
 p.cpuparams.n_threads = p.cpuparams_batch.n_threads = int(sys.argv[5])
 p.flash_attn_type = x.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+if key:
+    p.api_keys = [key]
 server = x.Server(p)
 print("xllamacpp", x.__version__, "serving", sys.argv[2], flush=True)
 threading.Event().wait()
 """
+# The environment variable through which serve.py hands the server its key (see _SERVER).
+SERVER_KEY_ENV = "MEMBENCH_SERVER_KEY"
+# The signals that stop serve.py, its command and its server: Ctrl-C, TERM (kill, a CI timeout)
+# and HUP, which a closed terminal or a dropped ssh connection sends. The server runs in a session
+# of its own, so HUP never reaches it: left to its default action, HUP would end serve.py at once
+# and leave the server running, holding its port and cores. HUP exits 128 + 1, as a shell reports
+# a process that signal ended.
+HELD_SIGNALS = STOP_SIGNALS | {signal.SIGHUP}
+EXIT_HUNG_UP = 128 + signal.SIGHUP
 # After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
 # terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
 COMMAND_EXIT_WAIT_S = 0.25
@@ -373,35 +405,92 @@ def log_tail(path: str) -> str:
         return "(no log)"
 
 
-def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str) -> str:
-    """Poll /v1/models until it answers; return the served model id. Raises RuntimeError with
-    the log's tail when the server exits or the timeout passes."""
+def key_header() -> dict:
+    """The Authorization header of the key serve.py handed its command in LLM_API_KEY, for a
+    script under it that calls the server itself (bench/); none when no key is set."""
+    key = os.environ.get("LLM_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def loopback() -> requests.Session:
+    """A session for serve.py's own requests to its server: without the environment's proxies
+    and ~/.netrc (requests' trust_env), so the key goes straight to the loopback port."""
+    session = requests.Session()
+    session.trust_env = False
+    return session
+
+
+def loopback_unproxied() -> dict:
+    """no_proxy (and NO_PROXY) with 127.0.0.1 added, for the command's environment: an
+    http_proxy there would otherwise carry the stages' calls, the key in their headers, to the
+    proxy (llm.py bypasses a proxy only for the hosts no_proxy names), which cannot reach this
+    machine's loopback anyway."""
+    hosts = os.environ.get("no_proxy", os.environ.get("NO_PROXY", ""))
+    hosts = ",".join(h for h in (hosts, "127.0.0.1") if h)
+    return {"no_proxy": hosts, "NO_PROXY": hosts}
+
+
+def wait_ready(proc: subprocess.Popen, url: str, timeout_s: float, log: str, key: str) -> str:
+    """Poll /v1/models, with the key, until it answers; return the served model id. Raises
+    RuntimeError with the log's tail when the server exits or the timeout passes."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the model server exited with code {proc.returncode}; log tail:\n{log_tail(log)}")
-        try:
-            r = requests.get(f"{url}/models", timeout=2)
-            if r.status_code == 200:
-                return r.json()["data"][0]["id"]
-        except requests.RequestException:
-            pass  # not listening yet
-        time.sleep(0.2)
+    with loopback() as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the model server exited with code {proc.returncode}; log tail:\n{log_tail(log)}")
+            try:
+                r = http.get(f"{url}/models", headers={"Authorization": f"Bearer {key}"}, timeout=2)
+                if r.status_code == 200:
+                    return r.json()["data"][0]["id"]
+            except requests.RequestException:
+                pass  # not listening yet
+            time.sleep(0.2)
     raise RuntimeError(f"the model server did not answer {url}/models within {timeout_s} s; log tail:\n{log_tail(log)}")
 
 
+def refuse_keyless(url: str) -> None:
+    """Raise RuntimeError unless the server refuses a request without the key (401): an engine
+    that ignored the key would let any program on the machine use the model."""
+    with loopback() as http:
+        r = http.get(f"{url}/models", timeout=10)
+    if r.status_code != 401:
+        raise RuntimeError(f"the model server answered HTTP {r.status_code} to a request without its key, not "
+                           f"401: {ENGINE} does not enforce the key, so the command is not run against it")
+
+
+class HungUp(Terminated):
+    """SIGHUP arrived (the terminal closed, the ssh connection dropped): serve.py stops the
+    command and the server as on TERM, and exits EXIT_HUNG_UP."""
+
+
+def _raise_hung_up(signum: int, frame) -> None:
+    raise HungUp()
+
+
+@contextlib.contextmanager
+def stop_signals_ignored() -> Iterator[None]:
+    """processes.signals_ignored, and SIGHUP ignored too: a terminal that closes while the
+    command or the server is being stopped must not abort the stop halfway."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals_ignored():
+            yield
+    finally:
+        signal.signal(signal.SIGHUP, previous if previous is not None else signal.SIG_DFL)
+
+
 def release_signals() -> None:
-    """Unblock SIGINT and SIGTERM; one that arrived while start_child held them is handled now."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    """Unblock HELD_SIGNALS; one that arrived while start_child held them is handled now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)
 
 
 def start_child(args: list[str], **popen_kwargs) -> subprocess.Popen:
-    """subprocess.Popen with SIGINT and SIGTERM held (blocked) in this process until it returns.
-    Raised inside Popen after the fork, a KeyboardInterrupt (Ctrl-C, or TERM as Terminated) would
-    leave the child running with no handle to stop it; held, the signal waits for
-    release_signals(), which the caller calls first thing inside the try whose cleanup stops the
-    child. The child itself starts with both unblocked."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    """subprocess.Popen with HELD_SIGNALS held (blocked) in this process until it returns.
+    Raised inside Popen after the fork, a KeyboardInterrupt (Ctrl-C, or TERM or HUP as
+    Terminated) would leave the child running with no handle to stop it; held, the signal waits
+    for release_signals(), which the caller calls first thing inside the try whose cleanup stops
+    the child. The child itself starts with them unblocked."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     try:
         return subprocess.Popen(args, preexec_fn=release_signals, **popen_kwargs)
     except BaseException:
@@ -459,7 +548,7 @@ def end_command(proc: subprocess.Popen) -> None:
     moment to exit by themselves, then TERM, then KILL after the grace. The whole tree, because a
     TERM kills a shell or a Python script at once without passing it on, which left run.py
     running under `make pipeline` (and under bench/embedded.py), retrying a stopped server."""
-    with signals_ignored():
+    with stop_signals_ignored():
         tree = process_tree(proc.pid)
         try:
             proc.wait(timeout=COMMAND_EXIT_WAIT_S)  # a Ctrl-C in a terminal reached them too
@@ -476,9 +565,9 @@ def end_command(proc: subprocess.Popen) -> None:
 
 
 def run_command(command: list[str], env: dict | None = None) -> int:
-    """Run the command to its end and return its exit code. A Ctrl-C or TERM at any point of it
-    (KeyboardInterrupt here; TERM is its subclass Terminated) stops the command too before the
-    exception goes on."""
+    """Run the command to its end and return its exit code. A Ctrl-C, TERM or HUP at any point of
+    it (KeyboardInterrupt here; TERM is its subclass Terminated, HUP Terminated's HungUp) stops the
+    command too before the exception goes on."""
     try:
         proc = start_child(command, env=env)
     except FileNotFoundError:
@@ -494,8 +583,11 @@ def run_command(command: list[str], env: dict | None = None) -> int:
 
 
 def server_command(path: str, port: int, threads: int, alias: str = MODEL_ALIAS) -> list[str]:
-    """The command that serves `path` on 127.0.0.1:port with the engine and SERVER_OPTIONS."""
-    return [sys.executable, "-c", _SERVER, path, alias, str(port), str(N_CTX), str(threads)]
+    """The command that serves `path` on 127.0.0.1:port with the engine and SERVER_OPTIONS; it
+    requires the key that its environment holds in SERVER_KEY_ENV, if any, and ends when this
+    process does."""
+    return [sys.executable, "-c", _SERVER, path, alias, str(port), str(N_CTX), str(threads), SERVER_KEY_ENV,
+            str(os.getpid())]
 
 
 def engine_build() -> str:
@@ -520,6 +612,66 @@ def endpoint_id(identity: dict, name: str = DEFAULT_MODEL) -> str:
             + json.dumps(identity, sort_keys=True, separators=(",", ":")))
 
 
+def serve_for(command: list[str], name: str, threads: int, ready_timeout_s: float) -> int:
+    """Serve the embedded model `name` for the length of `command` and return its exit code; the
+    server is stopped however the command ends."""
+    model = MODELS[name]
+    source = verified_model(name)
+    try:
+        engine_version = importlib.metadata.version(ENGINE_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(f"{ENGINE}, the engine, is not installed: run `make setup`, or see the README") from None
+
+    os.makedirs(STATE_DIR, exist_ok=True)
+    log = os.path.join(STATE_DIR, f"llama-server.{os.getpid()}.log")
+    path = served_model(source, name)
+    identity = server_identity(engine_version, engine_build())
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    # The server's key, new at every start, held in memory and in the environments of the server
+    # and the command only: never in a file, the log, the server info or an argument. The cache
+    # does not see it (its endpoint identity is LLM_ENDPOINT_ID), so a rerun under a new key
+    # still answers from the cache. A LLM_API_KEY of the user's, meant for some other endpoint
+    # since LLM_BASE_URL is unset, is replaced for the command and never sent to this server.
+    key = secrets.token_urlsafe(32)
+    if os.environ.get("LLM_API_KEY"):
+        print("serve: LLM_API_KEY is set but LLM_BASE_URL is not; the command gets the embedded server's own key "
+              "in LLM_API_KEY instead", file=sys.stderr)
+    server_env = {**{k: v for k, v in os.environ.items() if k != "LLM_API_KEY"}, SERVER_KEY_ENV: key}
+    # A new session makes the server its own process group, so stop() reaches its children too.
+    with open(log, "w", encoding="utf-8") as log_fh:
+        proc = start_child(server_command(path, port, threads, model.alias), stdout=log_fh, stderr=subprocess.STDOUT,
+                           start_new_session=True, env=server_env)
+    try:
+        release_signals()
+        t0 = time.monotonic()
+        served = wait_ready(proc, url, ready_timeout_s, log, key)
+        refuse_keyless(url)
+        info = {**identity, "endpoint_id": endpoint_id(identity, name), "model_package": " ".join(model.packages),
+                "model_file": model.source_file, "model_sha256": model.source_sha256, "served_file": model.served_file,
+                "served_sha256": model.served_sha256, "served_model": served, "threads": threads}
+        info_path = os.path.join(STATE_DIR, "llm-server-info.json")
+        write_json_atomic(info_path, info)
+        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)}, "
+              f"kept as {os.path.relpath(SERVER_LOG)})", file=sys.stderr)
+        env = {**os.environ, **loopback_unproxied(), "LLM_BASE_URL": url, "LLM_API_KEY": key,
+               "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"], "LLM_SERVER_LOG": log}
+        code = run_command(command, env)
+        if proc.poll() is not None:
+            # The answers after this point are connection errors in the run files; say why.
+            print(f"error: the model server died during the command (exit code {proc.returncode}); "
+                  f"log tail:\n{log_tail(log)}", file=sys.stderr)
+            return code or 1
+        return code
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        with stop_signals_ignored():
+            stop(proc)
+        os.replace(log, SERVER_LOG)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command with a model endpoint; return the command's exit code."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -532,57 +684,27 @@ def main(argv: list[str] | None = None) -> int:
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not command:
         raise InputError("no command given: python serve.py -- COMMAND ...")
-    # Ctrl-C and TERM (a CI timeout, `kill`) stop the command, the conversion and the server:
-    # run_cli turns TERM into cli.Terminated. A SIGINT ignored at start stays ignored, for
+    # Ctrl-C, TERM (a CI timeout, `kill`) and HUP (the terminal closed) stop the command, the
+    # conversion and the server: run_cli turns TERM into cli.Terminated, and HUP is turned into
+    # HungUp here, for as long as main runs. A SIGINT or SIGHUP ignored at start stays ignored, for
     # serve.py and the command it starts: that is how a shell asks a background job to let Ctrl-C
-    # pass; TERM still stops both.
-    if os.environ.get("LLM_BASE_URL"):
-        print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
-        return run_command(command)
-
-    model = MODELS[a.model]
-    source = verified_model(a.model)
+    # pass, and how nohup asks a command to outlive its terminal; TERM still stops both.
+    on_hup = signal.getsignal(signal.SIGHUP)
+    catch_hup = on_hup == signal.SIG_DFL and threading.current_thread() is threading.main_thread()
+    if catch_hup:
+        signal.signal(signal.SIGHUP, _raise_hung_up)
     try:
-        engine_version = importlib.metadata.version(ENGINE_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise InputError(f"{ENGINE}, the engine, is not installed: run `make setup`, or see the README") from None
-
-    os.makedirs(STATE_DIR, exist_ok=True)
-    log = os.path.join(STATE_DIR, f"llama-server.{os.getpid()}.log")
-    path = served_model(source, a.model)
-    identity = server_identity(engine_version, engine_build())
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    # A new session makes the server its own process group, so stop() reaches its children too.
-    with open(log, "w", encoding="utf-8") as log_fh:
-        proc = start_child(server_command(path, port, a.threads, model.alias), stdout=log_fh, stderr=subprocess.STDOUT,
-                           start_new_session=True)
-    try:
-        release_signals()
-        t0 = time.monotonic()
-        served = wait_ready(proc, url, a.ready_timeout_s, log)
-        info = {**identity, "endpoint_id": endpoint_id(identity, a.model), "model_package": " ".join(model.packages),
-                "model_file": model.source_file, "model_sha256": model.source_sha256, "served_file": model.served_file,
-                "served_sha256": model.served_sha256, "served_model": served, "threads": a.threads}
-        info_path = os.path.join(STATE_DIR, "llm-server-info.json")
-        write_json_atomic(info_path, info)
-        print(f"serve: {served} ready at {url} in {time.monotonic() - t0:.1f} s (log: {os.path.relpath(log)}, "
-              f"kept as {os.path.relpath(SERVER_LOG)})", file=sys.stderr)
-        env = {**os.environ, "LLM_BASE_URL": url, "LLM_SERVER_INFO": info_path, "LLM_ENDPOINT_ID": info["endpoint_id"],
-               "LLM_SERVER_LOG": log}
-        code = run_command(command, env)
-        if proc.poll() is not None:
-            # The answers after this point are connection errors in the run files; say why.
-            print(f"error: the model server died during the command (exit code {proc.returncode}); "
-                  f"log tail:\n{log_tail(log)}", file=sys.stderr)
-            return code or 1
-        return code
-    except RuntimeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        if os.environ.get("LLM_BASE_URL"):
+            print("serve: LLM_BASE_URL is set; using that endpoint and starting nothing", file=sys.stderr)
+            return run_command(command)
+        return serve_for(command, a.model, a.threads, a.ready_timeout_s)
+    except HungUp:
+        with contextlib.suppress(OSError):  # the terminal that hung up may take no more output
+            print("hung up", file=sys.stderr)
+        return EXIT_HUNG_UP
     finally:
-        stop(proc)
-        os.replace(log, SERVER_LOG)
+        if catch_hup:
+            signal.signal(signal.SIGHUP, on_hup)
 
 
 if __name__ == "__main__":

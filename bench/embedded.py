@@ -39,7 +39,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fileio import write_json_atomic  # noqa: E402
-from serve import DEFAULT_MODEL, MODELS, ROOT  # noqa: E402
+from serve import DEFAULT_MODEL, MODELS, ROOT, key_header  # noqa: E402
 from machine import describe  # noqa: E402
 
 SYSTEMS = ("none", "oracle", "full_context", "keyword", "bm25")
@@ -83,7 +83,7 @@ def engine_work(start: int, end: int) -> dict:
 def probe(prompt: str, max_tokens: int, alias: str) -> dict:
     """One completion on the served model; llama.cpp's timings of it."""
     start = log_size()
-    r = requests.post(f"{os.environ['LLM_BASE_URL']}/completions", timeout=600,
+    r = requests.post(f"{os.environ['LLM_BASE_URL']}/completions", timeout=600, headers=key_header(),
                       json={"model": alias, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0})
     r.raise_for_status()
     return engine_work(start, log_size())

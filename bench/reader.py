@@ -33,7 +33,7 @@ from context import answer_prompt  # noqa: E402
 from contract import is_answerable  # noqa: E402
 from fileio import write_json_atomic  # noqa: E402
 from rules import deterministic  # noqa: E402
-from serve import ROOT  # noqa: E402
+from serve import ROOT, key_header  # noqa: E402
 
 
 def contexts(cfg_path: str, system: str, out_dir: str) -> list[dict]:
@@ -47,7 +47,7 @@ def contexts(cfg_path: str, system: str, out_dir: str) -> list[dict]:
 
 def ask(url: str, model: str, prompt: str, max_tokens: int, seed: int) -> tuple[str, int]:
     """One chat completion as run.py sends it; (the answer, the prompt's tokens)."""
-    r = requests.post(f"{url}/chat/completions", timeout=900,
+    r = requests.post(f"{url}/chat/completions", timeout=900, headers=key_header(),
                       json={"model": model, "messages": [{"role": "user", "content": prompt}],
                             "temperature": 0.0, "seed": seed, "max_tokens": max_tokens})
     r.raise_for_status()
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg_path = os.path.join(out_dir, "config.yaml")
     with open(cfg_path, "w", encoding="utf-8") as fh:
         yaml.safe_dump(cfg, fh, sort_keys=False, allow_unicode=True)
-    model = requests.get(f"{url}/models", timeout=30).json()["data"][0]["id"]
+    model = requests.get(f"{url}/models", timeout=30, headers=key_header()).json()["data"][0]["id"]
     result = {"model": model, "dataset": a.dataset, "prompt": cfg["answer_prompt"], "max_tokens": max_tokens,
               "systems": {}}
     for system in a.systems:
