@@ -1,21 +1,30 @@
 """The command-line frame every script runs in: the exit codes, the errors a script stops on
 (InputError exits 2 with one line, ServiceDown 3), run_cli, which turns them, Ctrl-C, SIGTERM and a
-closed stdout into those codes, and the progress line on stderr."""
+closed stdout into those codes, and the progress line on stderr; and printable(), through which
+every line a script prints reaches the terminal, its values' control characters escaped."""
 from __future__ import annotations
 
 import os
+import re
 import select
 import shlex
 import signal
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Iterable, TextIO
 
 # Exit codes shared by every script (docs/running.md lists them).
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader went away (`score.py ... | head`)
+
+# Characters a terminal acts on instead of showing, so that text from a dataset, a run file or an
+# endpoint (an id, an answer, an error) could retitle the window, clear the screen or move the
+# cursor: the C0 controls but newline and tab, DEL and the C1 controls (ECMA-48), and the
+# bidirectional embeddings, overrides and isolates, which reorder the text shown around them
+# (Unicode UAX #9; Boucher and Anderson, "Trojan Source", arXiv:2111.00169).
+UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class InputError(Exception):
@@ -34,6 +43,41 @@ class Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
+
+
+def printable(text: str) -> str:
+    """Text as it may reach a terminal: each UNPRINTABLE character as its escape, \\x1b below
+    DEL and \\u007f, \\u0085, \\u202e from DEL on. json.dumps writes the C0 controls as \\u001b
+    itself, and the \\u form is JSON's own, so JSON printed on stdout stays JSON that reads back
+    the same. A backslash is left as it is, so that ordinary output never changes."""
+    return UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x7f else f"\\u{code:04x}"
+
+
+class PrintableStream:
+    """A text stream that writes through printable(): run_cli puts one over stdout and stderr,
+    so every line a script prints shows its values escaped, whichever print it came from. What
+    a script means as a control code (Progress's erase-line) goes to .unescaped."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.unescaped = getattr(stream, "unescaped", stream)  # run_cli inside run_cli: escaped once
+
+    def write(self, text: str) -> int:
+        """Write the text escaped; the count is of the text given, as a stream's is."""
+        self.unescaped.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        """Write each line escaped."""
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.unescaped, name)  # flush, fileno, isatty, encoding: the stream's own
 
 
 def stop_note(script: str, out: str, kept: int, total: int, what: str, argv: list[str] | None) -> str:
@@ -61,11 +105,14 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
     exits 130, SIGTERM exits 143, a closed stdout exits 141. SIGINT keeps the disposition the
     process started with: a shell starts a background job with SIGINT ignored so that Ctrl-C
     spares it, and that choice is honoured. SIGTERM is caught unless it too was ignored, and
-    only for the length of the call."""
+    only for the length of the call. For that length too, stdout and stderr write through
+    printable(): whatever a script prints, a value in it reaches the terminal escaped."""
     previous = signal.getsignal(signal.SIGTERM)
     catch = previous == signal.SIG_DFL and threading.current_thread() is threading.main_thread()
     if catch:
         signal.signal(signal.SIGTERM, _raise_terminated)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = PrintableStream(sys.stdout), PrintableStream(sys.stderr)
     try:
         code = main_fn(argv)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
@@ -94,6 +141,7 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
         print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        sys.stdout, sys.stderr = streams
         if catch:
             signal.signal(signal.SIGTERM, previous)
 
@@ -152,13 +200,16 @@ class Progress:
         if now - self.last < (self.TTY_EVERY_S if self.tty else self.EVERY_S):
             return
         self.last = now
-        if self.tty:
-            self.stream.write("\r\033[K" + self.line())
-        else:
-            self.stream.write(self.line() + "\n")
-        self.stream.flush()
+        self._write("" if self.tty else "\n")
 
     def close(self) -> None:
         """The final line, always printed."""
-        self.stream.write(("\r\033[K" if self.tty else "") + self.line() + "\n")
-        self.stream.flush()
+        self._write("\n")
+
+    def _write(self, end: str) -> None:
+        # On a terminal the line begins with a carriage return and the erase-line code, which
+        # must reach it as codes (past run_cli's PrintableStream); the text itself, whose phase
+        # may name a case id, is escaped like any other.
+        stream = getattr(self.stream, "unescaped", self.stream)
+        stream.write(("\r\033[K" if self.tty else "") + printable(self.line()) + end)
+        stream.flush()

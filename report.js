@@ -19,12 +19,35 @@
     ["differ", "A and B differ"], ["both_wrong", "both " + BAD], ["both_right", "both " + GOOD]];
   const SORTS = [["order", "dataset order"], ["qid", "question id"], ["type", "type"], ["a", "A: wrong first, by cause"]];
 
-  // Every text goes in as a text node (append of a string), never as markup.
+  // Every text goes in as a text node (append of a string), never as markup; a long one is cut
+  // (shown).
   function el(tag, cls, ...kids) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
-    for (const k of kids) if (k !== null && k !== undefined && k !== false) e.append(k);
+    for (const k of kids) {
+      if (k !== null && k !== undefined && k !== false) e.append(typeof k === "string" ? shown(k) : k);
+    }
     return e;
+  }
+  // A text longer than CUT characters shows its first CUT and a button for the rest. A browser
+  // lays a text out in time that grows with its length and with the writing systems it mixes:
+  // in Chromium, a question whose evidence turn is one line of 200,000 characters of Latin,
+  // Hebrew, Arabic, CJK and emoji (the turn shows six times in it) took 6 to 20 s to open, the
+  // page not responding meanwhile; cut, a few tenths. The button shows the whole text in its
+  // place, as opening the prompt shows the prompt whole: the reader asked for it. The search
+  // reads every text whole.
+  const CUT = 2000;
+  function shown(text) {
+    if (text.length <= CUT) return text;
+    const high = text.charCodeAt(CUT - 1);
+    const end = high >= 0xd800 && high <= 0xdbff ? CUT - 1 : CUT;  // not inside a surrogate pair
+    let more = 0;
+    for (const _ of text.slice(end)) more += 1;  // characters (code points), as Python's len counts them
+    const button = el("button", "more", "… (" + more.toLocaleString("en-US") + " more characters)");
+    button.type = "button";
+    const span = el("span", "long", text.slice(0, end), button);
+    button.addEventListener("click", (e) => { e.preventDefault(); e.stopPropagation(); span.replaceChildren(text); });
+    return span;
   }
   function first(q, si) { const a = q.r[si]; return a ? a[0] : null; }
   function sysIndex(label) { return label === "" || !byLabel.has(label) ? null : byLabel.get(label); }
@@ -224,7 +247,7 @@
       text = D.prompt.map((p) => (typeof p === "string" ? p : fields[p.field])).join("");
     }
     const d = el("details", "prompt", el("summary", null, what + (!D.model_free && D.prompt === null ? " (its context only: " + D.prompt_note + ")" : "")));
-    d.append(el("pre", null, text));
+    d.append(el("pre", null, document.createTextNode(text)));  // whole, not cut: laid out only when opened
     return d;
   }
   function answerBlock(q, si, a) {

@@ -1,7 +1,8 @@
 """The report's document model: blocks (headings, paragraphs, bullets, tables, lines, images,
 preformatted text) described once and rendered as markdown (report.md), as HTML (the body of
 report.html) and as plain text for the terminal. Text is a list of segments, and every
-renderer escapes plain text itself, so no question, answer or system name can break the markup.
+renderer escapes plain text itself, so no question, answer or system name can break the markup,
+and shows its control characters as escapes (cli.printable), as the terminal does.
 """
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import base64
 import html
 import os
 import re
+import urllib.parse
 from typing import NamedTuple
+
+from cli import printable
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,31 +100,77 @@ def ticked(text: str) -> list:
 
 
 def md_plain(text: str, in_table: bool) -> str:
-    """Plain text for markdown: characters that would start markup or HTML are escaped."""
-    out = (text.replace("\\", "\\\\").replace("`", "\\`").replace("*", "\\*").replace("&", "&amp;")
-           .replace("<", "&lt;").replace("\r", " ").replace("\n", " "))
+    """Plain text for markdown, shown as written: control characters as printable() writes them,
+    then what would start markup escaped: a backslash, a backtick, an asterisk, `<` (every HTML
+    tag and autolink opens with it) and `&`, `](` (a link or an image) and, in a table, `|`."""
+    out = (printable(text.replace("\r", " ").replace("\n", " ")).replace("\\", "\\\\").replace("`", "\\`")
+           .replace("*", "\\*").replace("&", "&amp;").replace("<", "&lt;").replace("](", "\\]("))
     return out.replace("|", "\\|") if in_table else out
 
 
+def md_bracketed(text: str, in_table: bool) -> str:
+    """Plain text inside a link's or an image's brackets: md_plain, and every bracket escaped
+    unless they pair up. CommonMark allows matched brackets there; an unmatched one would pair
+    with the link's own and make a link of part of the text."""
+    out = md_plain(text, in_table)
+    depth = 0
+    for token in re.findall(r"\\.|[\[\]]", out):  # an escaped character pairs with nothing
+        depth += {"[": 1, "]": -1}.get(token, 0)
+        if depth < 0:
+            break
+    if depth == 0:
+        return out
+    return re.sub(r"\\.|[\[\]]", lambda m: m.group() if len(m.group()) == 2 else "\\" + m.group(), out)
+
+
+def longest_backticks(text: str) -> int:
+    """The longest run of backticks in the text (0 for none)."""
+    return max((len(run) for run in re.findall("`+", text)), default=0)
+
+
+def md_code(body: str) -> str:
+    """A markdown code span that shows body as written: CommonMark ends a span at the first run
+    of backticks as long as its fence (spec 0.31, 6.1), so the fence is one backtick longer than
+    any run inside, with a space each side (stripped again) so that a backtick at an end stays
+    apart from the fence."""
+    n = longest_backticks(body)
+    return f"`{body}`" if n == 0 else f"{'`' * (n + 1)} {body} {'`' * (n + 1)}"
+
+
+def md_href(target: str) -> str:
+    """A link's target for markdown: what would end it or open markup (a space, brackets,
+    parentheses, `<`, a backtick, a control character) percent-encoded; the characters of a
+    path, an anchor and a query string stay as they are."""
+    return urllib.parse.quote(target, safe="/#?=&%+:;,.-_~!$'*@")
+
+
 def md_segments(parts, in_table: bool = False, href=lambda h: h) -> str:
-    """A segment list (or a plain cell string) as markdown; href maps a link's target."""
+    """A segment list (or a plain cell string) as markdown; href maps a link's target. No markup
+    forms where two segments meet: plain strings side by side are escaped as one, a space parts
+    two code spans (their backticks would run together into one run that closes neither), and a
+    `!` before a link is escaped (it would make the link an image)."""
     if isinstance(parts, str):
         parts = [parts]
-    out = []
+    joined: list = []
     for p in parts:
-        if isinstance(p, Code):
-            body = " ".join(p.text.split())
-            if in_table:
-                body = body.replace("|", "\\|")
-            fence = "``" if "`" in body else "`"
-            out.append(f"{fence}{body}{fence}" if fence == "`" else f"{fence} {body} {fence}")
-        elif isinstance(p, Strong):
-            out.append(f"**{md_plain(p.text, in_table)}**")
-        elif isinstance(p, Link):
-            out.append(f"[{md_plain(p.text, in_table)}]({href(p.href)})")
+        if isinstance(p, str) and joined and isinstance(joined[-1], str):
+            joined[-1] += p
         else:
-            out.append(md_plain(p, in_table))
-    return "".join(out)
+            joined.append(p)
+    out = ""
+    for i, p in enumerate(joined):
+        if isinstance(p, Code):
+            body = " ".join(printable(p.text).split())
+            out += (" " if i and isinstance(joined[i - 1], Code) else "") + md_code(
+                body.replace("|", "\\|") if in_table else body)
+        elif isinstance(p, Strong):
+            out += f"**{md_plain(p.text, in_table)}**"
+        elif isinstance(p, Link):
+            out = (out[:-1] + "\\!" if out.endswith("!") else out) + \
+                f"[{md_bracketed(p.text, in_table)}]({md_href(href(p.href))})"
+        else:
+            out += md_plain(p, in_table)
+    return out
 
 
 def md_slug(text: str) -> str:
@@ -151,10 +201,17 @@ def render_markdown(blocks: list, html_name: str) -> str:
             out += ["| " + " | ".join(md_segments(c, True, href) for c in row) + " |" for row in b.rows]
             out.append("")
         elif isinstance(b, Image):
-            out += [f"![{md_plain(b.alt, False)}]({os.path.basename(b.path)})", ""]
+            out += [f"![{md_bracketed(b.alt, False)}]({md_href(os.path.basename(b.path))})", ""]
         elif isinstance(b, Pre):
-            out += ["```sh", b.text, "```", ""]
+            fence = "`" * max(3, longest_backticks(b.text) + 1)  # no line of the text can close it
+            out += [fence + "sh", printable(b.text), fence, ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def html_text(text: str) -> str:
+    """Text for HTML, shown as written: control characters as printable() writes them (a
+    bidirectional override reorders a browser's text as it does a terminal's), markup escaped."""
+    return html.escape(printable(text))
 
 
 def html_segments(parts) -> str:
@@ -164,13 +221,13 @@ def html_segments(parts) -> str:
     out = []
     for p in parts:
         if isinstance(p, Code):
-            out.append(f"<code>{html.escape(p.text)}</code>")
+            out.append(f"<code>{html_text(p.text)}</code>")
         elif isinstance(p, Strong):
-            out.append(f"<strong>{html.escape(p.text)}</strong>")
+            out.append(f"<strong>{html_text(p.text)}</strong>")
         elif isinstance(p, Link):
-            out.append(f'<a href="{html.escape(p.href)}">{html.escape(p.text)}</a>')
+            out.append(f'<a href="{html.escape(p.href)}">{html_text(p.text)}</a>')
         else:
-            out.append(html.escape(p))
+            out.append(html_text(p))
     return "".join(out)
 
 
@@ -179,7 +236,7 @@ def render_html_blocks(blocks: list, images: dict) -> str:
     out: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
-            out.append(f'<h{b.level} id="{html.escape(b.anchor)}">{html.escape(b.text)}</h{b.level}>')
+            out.append(f'<h{b.level} id="{html.escape(b.anchor)}">{html_text(b.text)}</h{b.level}>')
         elif isinstance(b, Para):
             out.append(f"<p>{html_segments(b.segments)}</p>")
         elif isinstance(b, Bullets):
@@ -188,7 +245,7 @@ def render_html_blocks(blocks: list, images: dict) -> str:
             out.append('<ul class="lines">' + "".join(f'<li{" class=cut" if c else ""}>{html_segments(i)}</li>'
                                                       for i, c in zip(b.items, b.cut)) + "</ul>")
         elif isinstance(b, Table):
-            head = "".join(f'<th{" class=num" if num else ""}>{html.escape(h)}</th>'
+            head = "".join(f'<th{" class=num" if num else ""}>{html_text(h)}</th>'
                            for h, num in zip(b.header, b.numeric))
             rows = []
             for row, cls in zip(b.rows, b.classes):
@@ -200,9 +257,9 @@ def render_html_blocks(blocks: list, images: dict) -> str:
             out.append(table if b.kind == "compact" else f'<div class="scroll">{table}</div>')
         elif isinstance(b, Image):
             data = base64.b64encode(images[b.path]).decode("ascii")
-            out.append(f'<figure><img alt="{html.escape(b.alt)}" src="data:image/png;base64,{data}"></figure>')
+            out.append(f'<figure><img alt="{html_text(b.alt)}" src="data:image/png;base64,{data}"></figure>')
         elif isinstance(b, Pre):
-            out.append(f"<pre>{html.escape(b.text)}</pre>")
+            out.append(f"<pre>{html_text(b.text)}</pre>")
     return "\n".join(out)
 
 
