@@ -4,6 +4,7 @@ closed stdout into those codes, and the progress line on stderr; and printable()
 every line a script prints reaches the terminal, its values' control characters escaped."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 import select
@@ -18,6 +19,8 @@ from typing import Any, Iterable, TextIO
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader went away (`score.py ... | head`)
+# A write that failed for want of room: the disk is full, the user's quota or the file size limit reached.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 # Characters a terminal acts on instead of showing, so that text from a dataset, a run file or an
 # endpoint (an id, an answer, an error) could retitle the window, clear the screen or move the
@@ -101,8 +104,8 @@ def stdout_closed() -> bool:
 
 
 def run_cli(main_fn, argv: list[str] | None = None) -> int:
-    """Run a script's main: InputError prints one line and exits 2, ServiceDown exits 3, Ctrl-C
-    exits 130, SIGTERM exits 143, a closed stdout exits 141. SIGINT keeps the disposition the
+    """Run a script's main: InputError and a full disk print one line and exit 2, ServiceDown
+    exits 3, Ctrl-C exits 130, SIGTERM exits 143, a closed stdout exits 141. SIGINT keeps the disposition the
     process started with: a shell starts a background job with SIGINT ignored so that Ctrl-C
     spares it, and that choice is honoured. SIGTERM is caught unless it too was ignored, and
     only for the length of the call. For that length too, stdout and stderr write through
@@ -130,6 +133,15 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as e:
+        if e.errno not in DISK_FULL:
+            raise
+        # Not a bug of the script: one line, and what to do. A record cut by the full disk is
+        # a last line without its newline, which the resuming stage drops and redoes.
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}cannot write: {e.strerror}; free space on the disk and rerun the same command: "
+              f"every whole record written is kept, and the stage goes on from there", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ServiceDown as e:
         print(f"error: {e}", file=sys.stderr)

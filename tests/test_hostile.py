@@ -351,3 +351,29 @@ def test_a_judge_reply_that_gives_its_verdict_twice_is_no_verdict():
     from rubrics import parse_judge_reply
     assert parse_judge_reply('{"verdict": "incorrect", "verdict": "correct"}') == ("unparseable", None)
     assert parse_judge_reply('{"verdict": "correct", "reason": "same date"}') == ("correct", "same date")
+
+
+def test_a_full_disk_stops_a_run_with_exit_2_and_the_rerun_goes_on_without_duplicates(tmp_path, fake_llm, capsys,
+                                                                                      monkeypatch):
+    import errno
+
+    import run
+    cfg = write_config(tmp_path)
+    out = tmp_path / "keyword.jsonl"
+    whole = run.Writer.write
+
+    def fills_the_disk(self, record):
+        if self.written == 2:  # the third record: half a line reaches the disk, then no room
+            self.fh.write(json.dumps(record)[:40])
+            self.fh.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        whole(self, record)
+    monkeypatch.setattr(run.Writer, "write", fills_the_disk)
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "error: cannot write: No space left on device; free space on the disk and rerun the same command" in err
+    assert "Traceback" not in err
+    monkeypatch.setattr(run.Writer, "write", whole)
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", str(out)]) == 0
+    qids = [json.loads(line)["qid"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(qids) == len(set(qids)) > 2
