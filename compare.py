@@ -37,6 +37,7 @@ from fileio import output_path, sha256_file, write_atomic, write_json_atomic
 from formats import (CONTRACT_FIELDS, VERDICT_IDENTITY_FIELDS, contract_problems, coverage, read_run_files,
                      record_key)
 from metrics import Scoring, pair_verdicts, retrieval_differences
+from report_document import md_plain
 from stats import RESAMPLES, SEED
 from wording import estimate_text, interval_text, rate, reading, separated_text, type_difference_text, whole
 
@@ -216,11 +217,14 @@ def lines(c: dict) -> list[str]:
 
 def render_markdown(c: dict) -> str:
     """compare.md."""
-    out = [f"# Across runs: {', '.join(r['label'] for r in c['runs'])}", ""]
-    out += [f"{x}  " for x in lines(c)] + [""]
+    # Labels, model ids and warnings come from the runs: shown as written (md_plain), so no
+    # value opens markup or sends a control character.
+    out = [f"# Across runs: {md_plain(', '.join(r['label'] for r in c['runs']), False)}", ""]
+    out += [f"{md_plain(x, False)}  " for x in lines(c)] + [""]
     for _, title, header, rows in tables(c):
-        out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        out += [f"## {md_plain(title, False)}", "", "| " + " | ".join(md_plain(h, True) for h in header) + " |",
+                "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(md_plain(cell, True) for cell in row) + " |" for row in rows]
         out.append("")
     out.append(f"CSV of every table: {', '.join(os.path.basename(p) for p in c['csv'])}; the exact numbers: "
                f"compare.json.")

@@ -149,3 +149,14 @@ def test_model_free_runs_compare_their_retrieval_without_verdicts(tmp_path, conf
     assert len(read_csv(out.parent / "compare-retrieval_differences.csv")) == 4
     assert not (out.parent / "compare-differences.csv").exists()  # no answers, no table of them
     assert "n/a (model-free)" in out.read_text(encoding="utf-8")
+
+
+def test_a_label_or_version_with_markup_or_escape_codes_is_shown_as_written_in_compare_md(tmp_path):
+    cfg, runs, verdicts = fixture(tmp_path, {"a": [True, False] * 2, "b": [True] * 4},
+                                  b={"backend_version": "v2 <img src=x onerror=alert(1)> ``` \x1b[2J"})
+    out = tmp_path / "results" / "compare" / "x" / "compare.md"
+    assert run_cli(compare.main, ["--runs", *runs, "--verdicts", *verdicts, "--config", cfg, "--resamples", "50",
+                                  "--labels", "a", "b`` <script>", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<img" not in text and "<script>" not in text and "\x1b" not in text
+    assert "&lt;img src=x onerror=alert(1)>" in text and "\\x1b[2J" in text
