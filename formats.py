@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the run readers take a Dataset; dataset.py reads manifests 
 # that wrote it, not read through branches for the fields another writer lacked.
 RUN_FORMAT = "run/4"
 VERDICT_FORMAT = "verdict/1"
-SCORES_FORMAT = "scores/3"
+SCORES_FORMAT = "scores/4"
 CHECKS_FORMAT = "checks/2"
 MANIFEST_FORMAT = "manifest/2"
 CALIBRATION_FORMAT = "calibration/1"

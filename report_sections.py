@@ -68,6 +68,15 @@ def checks_current(checks: dict | None, scores: dict) -> bool:
 # Sections
 # ---------------------------------------------------------------------------------------------
 
+def publication_note(scores: dict) -> list | None:
+    """The first screen's word on a development run (score.py's publication verdict): it is not
+    for publication, and each reason. A publishable run's first screen says nothing of it."""
+    p = scores["publication"]
+    if p["publishable"]:
+        return None
+    return segs(Strong("Development run, not for publication"), f": {'; '.join(p['reasons'])}.")
+
+
 def coverage_line(scores: dict, model_free: dict | None = None) -> list | None:
     """How much of the dataset was scored, when it is not all of it (score.py's words are among
     the deviations too; this is the first screen's). With the model-free comparison leading
@@ -296,7 +305,7 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
     # The audit's section is in the model-free report: an answered report links to it there.
     audit = (artifacts_line(artifacts) if retrieval_only(scores) else
              artifacts_line(artifacts, model_free_page) if model_free is not None else None)
-    lines = [x for x in (coverage_line(scores, model_free if retrieval_leads else None),
+    lines = [x for x in (publication_note(scores), coverage_line(scores, model_free if retrieval_leads else None),
                          reader_line(scores, manifest, reader_of(checks, current)),
                          recall_line(scores) if not retrieval_leads else None, grader, audit) if x is not None]
     lines.append(checks_line(scores, checks, current, model_free if retrieval_leads else None))

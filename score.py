@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -31,8 +32,8 @@ from contract import CONTROL_NAMES
 from dataset import dataset_from
 from fileio import output_path, read_json, sha256_file, write_json_atomic
 from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
-                     load_comparison, read_audit_json, read_calibration_json, refuse_stale_checks_verdicts,
-                     served_model_counts)
+                     load_comparison, read_audit_json, read_calibration_json, read_manifest,
+                     refuse_stale_checks_verdicts, served_model_counts)
 from metrics import Scoring, pair_verdicts, retrieval_differences
 from stats import RESAMPLES, SEED
 from wording import (calibration_text, control_lines, coverage_reasons, disclosures, interval_text, mdd_text,
@@ -158,6 +159,70 @@ def coverage_notes(comparison) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Publishable or not: what a reader of the numbers must know before quoting them
+# ---------------------------------------------------------------------------------------------
+
+# A model id that names its release date (gpt-4o-2024-08-06, claude-3-5-sonnet-20241022): the
+# provider serves that model and no later one under the id. An id without one (gpt-4o) is moved
+# to newer models over time, so the same run may not be repeated.
+DATED_ID = re.compile(r"(?<!\d)20\d\d-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")
+# What the manifest must hold for the verdict (besides the dataset check_manifest_describes reads).
+PUBLICATION_MANIFEST_FIELDS = ("git_commit", "git_dirty", "judge_model", "served_model_info")
+
+
+def pinned(model: str, manifest: dict | None) -> bool:
+    """Whether a served model id names one model for good: a dated id, or the embedded server's
+    model, whose file the manifest pins by its sha256."""
+    info = (manifest or {}).get("served_model_info") or {}
+    return bool(DATED_ID.search(model)) or (model == info.get("served_model") and bool(info.get("served_sha256")))
+
+
+def publication(scores: dict, manifest: dict | None) -> dict:
+    """Whether these scores may be published, and each reason they may not: a run is
+    publishable only from a clean checkout (the manifest says so), on the whole of a dataset
+    that is not a development split, with every served model pinned, its grader calibrated
+    (answered runs) and every instrument check PASSed. Development runs are for the
+    researcher's own loop; the reasons say what would make one publishable."""
+    why = []
+    if manifest is None:
+        why.append("no manifest (score.py --manifest): the code's commit and state are not recorded")
+    elif manifest["git_dirty"] is None:
+        why.append("the code was not a git checkout: its commit is not recorded")
+    elif manifest["git_dirty"]:
+        why.append(f"the working tree had uncommitted changes when the manifest was written (on commit "
+                   f"{(manifest['git_commit'] or '')[:12]})")
+    name = os.path.basename(scores["inputs"]["dataset"])
+    if name.startswith("dev"):
+        why.append(f"the dataset {name} is a development split, for tuning prompts and settings")
+    c = scores["coverage"]
+    if c["scored_questions"] < c["dataset_questions"]:
+        why.append(f"only {c['scored_questions']} of the dataset's {c['dataset_questions']} questions were scored: "
+                   f"{', '.join(coverage_reasons(c))}")
+    if not scores["contract"]["retrieval_only"]:
+        served = sorted({m for by in scores["served_models"].values() for counts in by.values() for m in counts})
+        loose = [m for m in served if not pinned(m, manifest)]
+        if loose:
+            why.append(f"served model {', '.join(loose)} is not pinned to a dated id (or a file by its checksum): the "
+                       f"provider may serve another model under it later")
+        judge = (manifest or {}).get("judge_model")
+        if judge and not DATED_ID.search(judge):
+            why.append(f"judge_model {judge} is not pinned to a dated id")
+        if scores["calibration"] is None:
+            why.append("the grader was not calibrated (score.py --calibration: judge.py --calibrate's figures)")
+    if scores["checks"] is None:
+        why.append("no instrument checks (score.py --checks: check.py's verdicts)")
+    elif scores["checks"]["status"] != "PASS":
+        why.append(f"the instrument checks did not all PASS ({scores['checks']['status']})")
+    return {"publishable": not why, "reasons": why}
+
+
+def publication_line(scores: dict) -> list[str]:
+    """The first line of a development run's tables: it is one, and why."""
+    p = scores["publication"]
+    return [] if p["publishable"] else [f"DEVELOPMENT RUN, not for publication: {'; '.join(p['reasons'])}.\n"]
+
+
+# ---------------------------------------------------------------------------------------------
 # stdout: the numbers of scores.json, written as the report writes them
 # ---------------------------------------------------------------------------------------------
 
@@ -220,7 +285,7 @@ def render_text(scores: dict) -> str:
     """The readable stdout tables: every number of the JSON's system rows, in the JSON's order
     (controls, the baseline, the systems), the baseline and the controls marked."""
     systems = scores["systems"]
-    out = coverage_banner(scores)
+    out = publication_line(scores) + coverage_banner(scores)
     out.append("system | n | " + " | ".join(name for name, _ in MAIN_COLUMNS)
                + " | ctx tokens | search p95 ms | errors")
     for s in systems:
@@ -339,8 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     # 1. The comparison: the run files held against the dataset, and their verdicts.
     dataset = dataset_from(a.config, a.manifest)
     comparison = load_comparison(a.runs, dataset, a.allow_partial)
+    manifest = None
     if a.manifest:
         check_manifest_describes(a.manifest, comparison.records)
+        manifest = read_manifest(a.manifest, PUBLICATION_MANIFEST_FIELDS)
     pairs = pair_verdicts(comparison.records, a.verdicts)
     # 2. Every number, through metrics.py.
     scoring = Scoring(pairs, a.resamples, a.seed)
@@ -365,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
               "checks": read_checks(a.checks, set(run_sha256.values()), list(verdicts_sha256.values()))
               if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,
-              "audit": read_audit(a.audit) if a.audit else None,
-              "questions": questions}
+              "audit": read_audit(a.audit) if a.audit else None}
+    scores["publication"] = publication(scores, manifest)
+    scores["questions"] = questions
     # Files first, then stdout: `score.py ... | head` closes the pipe early, and that must not
     # cost the report.
     if a.json:

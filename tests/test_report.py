@@ -482,12 +482,12 @@ def test_scores_of_another_format_are_refused_naming_it_and_the_fix(tmp_path, ca
     s = json.load(open(paths["scores"]))
     open(paths["scores"], "w").write(json.dumps({**s, "format": "scores/0"}))
     assert make_report(paths) == 2
-    assert (f"{paths['scores']}: a scores record of format 'scores/0'; this code reads format 'scores/3' only: "
+    assert (f"{paths['scores']}: a scores record of format 'scores/0'; this code reads format 'scores/4' only: "
             f"rerun score.py") in capsys.readouterr().err
     del s["format"]
     open(paths["scores"], "w").write(json.dumps(s))
     assert make_report(paths) == 2
-    assert "no field 'format' (every scores record of format 'scores/3' has one): rerun score.py" in \
+    assert "no field 'format' (every scores record of format 'scores/4' has one): rerun score.py" in \
         capsys.readouterr().err
 
 
