@@ -105,7 +105,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_BMI2=ON -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: bench retrieval answers test pipeline setup engine extras chromium jq slurm slurm-check clean-runs plan picture
+.PHONY: bench retrieval answers test pipeline setup engine extras chromium jq ssh-keygen slurm slurm-check clean-runs plan picture
 
 $(VENV)/.core: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -283,6 +283,14 @@ picture: $(VENV)/.test $(VENV)/.plots chromium
 	$(PY) docs/screenshot.py results/latest docs/first-screen.png
 
 # jq for the README's and docs/'s recipes, which a test runs as written.
+# OpenSSH's ssh-keygen signs and verifies result bundles (bundle.py); checked by `make test`.
+ssh-keygen:
+	@if ! command -v ssh-keygen >/dev/null 2>&1; then \
+		echo "installing OpenSSH's client for the signed bundles (bundle.py)"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-client || exit 1; \
+	fi
+
 jq:
 	@if ! command -v jq >/dev/null 2>&1; then \
 		echo "installing jq for the test of the documented jq recipes"; \
@@ -290,7 +298,7 @@ jq:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
 	fi
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on

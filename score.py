@@ -381,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="config.yaml", help="names the dataset the runs are held against "
                                                             "(default config.yaml), unless --manifest is given")
     ap.add_argument("--manifest", help="a manifest-RUN.json: the dataset the runs are held against")
+    ap.add_argument("--dataset", help="with --manifest: where its dataset is now, when it moved (checked by sha256)")
     ap.add_argument("--resamples", type=int, default=RESAMPLES)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--allow-partial", action="store_true",
@@ -402,7 +403,9 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--csv {a.csv}: is not a folder; name a folder for the CSV files")
 
     # 1. The comparison: the run files held against the dataset, and their verdicts.
-    dataset = dataset_from(a.config, a.manifest)
+    if a.dataset and not a.manifest:
+        raise InputError("--dataset is where a manifest's dataset moved to: give --manifest with it")
+    dataset = dataset_from(a.config, a.manifest, a.dataset)
     comparison = load_comparison(a.runs, dataset, a.allow_partial)
     manifest = None
     if a.manifest:

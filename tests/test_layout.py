@@ -15,7 +15,7 @@ from conftest import ROOT, write_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
 STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts"}
-SCRIPTS = STAGES | {"serve"}
+SCRIPTS = STAGES | {"serve", "bundle"}
 
 
 def imports(path: str) -> set[str]:
