@@ -181,9 +181,17 @@ $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check --force-reinstall --no-deps $$(grep '^kuzu==' backends/requirements-graphiti.txt)
 	touch $@
 
+# The MCP memory servers from npm that the mcp backend's presets start over stdio, at the exact
+# versions of backends/npm/package-lock.json, into backends/npm/node_modules (git-ignored). Their
+# install scripts are not run: the servers are plain JavaScript.
+NPM_SERVERS := backends/npm/node_modules/.installed
+$(NPM_SERVERS): backends/npm/package.json backends/npm/package-lock.json
+	npm ci --prefix backends/npm --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
+
 # The memory systems' packages alone (docs/systems.md), for `make retrieval SYSTEMS="..."` or
 # `python run.py --backend NAME --retrieval-only` without the test suite's other set-up.
-extras: $(VENV)/.extras
+extras: $(VENV)/.extras $(NPM_SERVERS)
 
 # The importers' streaming JSON reader (data/IMPORTING.md); the tests import the shared datasets.
 $(VENV)/.importers: $(VENV)/.core data/requirements.txt
@@ -298,7 +306,7 @@ jq:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
 	fi
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on
