@@ -170,9 +170,14 @@ def make_cognee(tmp_path):
     return load_backend("cognee", config(tmp_path, {"cognee": {"model": "wordllama"}}))
 
 
+def make_langmem(tmp_path):
+    _needs("langgraph.store.memory", "wordllama")
+    return load_backend("langmem", config(tmp_path, {"langmem": {"model": "wordllama"}}))
+
+
 RAW = {"keyword": make_keyword, "hash": make_hash, "bm25": make_bm25, "dense": make_dense,
        "chroma": make_chroma, "chroma_persistent": make_chroma_persistent, "mem0": make_mem0,
-       "llamaindex": make_llamaindex, "cognee": make_cognee}
+       "llamaindex": make_llamaindex, "cognee": make_cognee, "langmem": make_langmem}
 
 
 @pytest.fixture(params=sorted(RAW))
