@@ -232,7 +232,7 @@ retrieval: $(VENV)/.core $(VENV)/.plots $(VENV)/.free $(RUN_CONFIG)
 		--out $(MODEL_FREE)/checks.json > /dev/null || [ $$? -eq 4 ]
 	@$(STAGES) stage score "score.py (model-free)"
 	$(PY) score.py --runs $(MODEL_FREE_RUNS) --baseline $(BASELINE) --json $(MODEL_FREE)/scores.json \
-		--manifest $(MODEL_FREE_MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
+		--config $(RUN_CONFIG) --manifest $(MODEL_FREE_MANIFEST) --checks $(MODEL_FREE)/checks.json > /dev/null
 	@$(STAGES) stage artifacts "artifacts.py (model-free)"
 	$(PY) artifacts.py --config $(RUN_CONFIG) --systems $(BASELINE) --out $(MODEL_FREE)/artifacts.json > /dev/null \
 		|| [ $$? -eq 4 ]
@@ -267,7 +267,7 @@ answers: $(RUN_CONFIG)
 	@$(STAGES) stage score "score.py"
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
-		--calibration $(RESULTS_DIR)/calibration.json
+		--calibration $(RESULTS_DIR)/calibration.json --config $(RUN_CONFIG)
 	@$(LINK_LATEST)
 	@$(STAGES) stage report "report.py"
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \

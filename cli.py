@@ -39,6 +39,12 @@ class ServiceDown(Exception):
     stage stops with exit 3; every record written stays, and the same command resumes."""
 
 
+class CostCapReached(Exception):
+    """The config's max_cost was reached (run.py): the stage stops before finishing, with exit 3
+    as when the endpoint went away; every record written stays, and the same command resumes
+    once max_cost is raised."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM arrived: the stage stops as on Ctrl-C (records written stay, calls in flight are
     redone on resume), whatever SIGINT's disposition."""
@@ -145,6 +151,9 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except ServiceDown as e:
         print(f"error: {e}", file=sys.stderr)
+        return EXIT_TOO_MANY_ERRORS
+    except CostCapReached as e:
+        print(f"stopped: {e}", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
     except Terminated as e:  # a stage may say what it kept and how to resume
         print(f"terminated: {e}" if str(e) else "terminated", file=sys.stderr)

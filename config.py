@@ -50,12 +50,16 @@ CONFIG_KEYS: dict[str, tuple[tuple, bool]] = {
     "judge_sampling": ((dict,), False),
     "backends": ((dict,), False),
     "checks": ((dict,), False),
+    "price_table": ((str, type(None)), False),
+    "max_cost": ((int, float, type(None)), False),
 }
 CONFIG_DEFAULTS = {
     "judge_max_tokens": 60, "workers": 4, "tokenizer": "approx", "request_timeout_s": 120,
     "max_retries": 5, "retry_backoff_s": 1.0, "max_error_rate": 0.0,
     "cache_dir": ".cache/llm", "repeats": 1, "time_aware_search": False, "answer_sampling": {},
     "judge_sampling": {}, "backends": {}, "checks": {},
+    # null: the shipped table, data/prices.yaml (prices.DEFAULT_TABLE); null max_cost: no cap.
+    "price_table": None, "max_cost": None,
 }
 # Values out of these ranges would be accepted by the type check and fail later, mid-run, or
 # silently do something else (a negative backoff sleeps not at all, a zero timeout fails every call).
@@ -71,6 +75,7 @@ CONFIG_RANGES: dict[str, tuple[Any, str]] = {
     **{k: ((lambda v: v > 0), "greater than 0") for k in ("request_timeout_s", "flush_timeout_s")},
     **{k: ((lambda v: v >= 0), "0 or more") for k in ("max_retries", "retry_backoff_s")},
     "max_error_rate": ((lambda v: 0 <= v <= 1), "between 0 and 1"),
+    "max_cost": ((lambda v: v is None or v > 0), "greater than 0 (USD), or null for no cap"),
 }
 PROMPT_FIELDS = ("{asked_at}", "{context}", "{question}")
 # How a request to the answer model, or to the judge, states its limits (llm.sampling_params):
@@ -163,9 +168,11 @@ def load_config(path: str) -> dict:
         if not isinstance(section, dict):
             raise InputError(f"{path}: key 'backends.{name}' must be a mapping")
     base = os.path.dirname(os.path.abspath(path))
-    for key in ("dataset", "cache_dir"):
-        if not os.path.isabs(cfg[key]):
+    for key in ("dataset", "cache_dir", "price_table"):
+        if cfg[key] is not None and not os.path.isabs(cfg[key]):
             cfg[key] = os.path.normpath(os.path.join(base, cfg[key]))
+    if cfg["price_table"] is None:
+        cfg["price_table"] = os.path.join(ROOT, "data", "prices.yaml")  # prices.DEFAULT_TABLE
     if not os.path.isfile(cfg["dataset"]):
         raise InputError(f"{path}: key 'dataset' names {raw['dataset']!r}, which is not a file ({cfg['dataset']}"
                          + ("; a relative path is read from the config's folder" if not os.path.isabs(raw["dataset"])

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the run readers take a Dataset; dataset.py reads manifests 
 # only and names the fix for any other: a file of another format is written again by the stage
 # that wrote it, not read through branches for the fields another writer lacked.
 RUN_FORMAT = "run/4"
-VERDICT_FORMAT = "verdict/1"
+VERDICT_FORMAT = "verdict/2"
 SCORES_FORMAT = "scores/4"
 CHECKS_FORMAT = "checks/2"
 MANIFEST_FORMAT = "manifest/2"
@@ -325,7 +325,7 @@ VERDICT_IDENTITY_FIELDS = ("inputs_sha256", "rules_sha256", "judge_model", "judg
 
 # Fields every verdicts line of VERDICT_FORMAT has (judge.py copies more through, for jq).
 VERDICT_FIELDS = ("format", "backend", "repeat", BUDGET_FIELD, "qid", "type", "question", "gold_answer", "answer",
-                  "verdict", "by", "rules_only_verdict", "judge_reason", "judge_error") + VERDICT_IDENTITY_FIELDS
+                  "verdict", "by", "rules_only_verdict", "judge_reason", "judge_error", "usage") + VERDICT_IDENTITY_FIELDS
 
 
 def read_verdicts(path: str) -> dict:

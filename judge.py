@@ -170,10 +170,10 @@ def ask_judge(client: LLMClient, chooser: FormatChooser, judge_model: str, max_t
         break
     if c.error:
         return {"verdict": None, "judge_reason": None, "judge_error": c.error, "cached": False,
-                "response_format": FORMAT_NAMES[i]}
+                "response_format": FORMAT_NAMES[i], "usage": c.usage}
     verdict, reason = parse_judge_reply(c.text)
     return {"verdict": verdict, "judge_reason": reason, "judge_error": None, "judge_served_model": c.served_model,
-            "cached": c.cached, "response_format": FORMAT_NAMES[i]}
+            "cached": c.cached, "response_format": FORMAT_NAMES[i], "usage": c.usage}
 
 
 def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
@@ -185,7 +185,10 @@ def base_verdict(rec: dict, identity: dict, grader_name: str) -> dict:
             "answer": rec["answer"], **identity, "grader": grader_name, "rubric": rubric_for(rec),
             "by": None, "verdict": None, "judge_reason": None, "rules_only_verdict": rules_only(rec),
             "judge_served_model": None,
-            "response_format": None, "cached": False, "judge_error": None}
+            "response_format": None, "cached": False, "judge_error": None,
+            # The judge call's token usage as the endpoint reported it (score.py prices it);
+            # null when no judge was asked.
+            "usage": None}
 
 
 def rules_only(rec: dict) -> str | None:

@@ -851,6 +851,11 @@ class Workers:
                 self._stopped.set()
                 self._done.put((tag, None, e))
 
+    def stop(self) -> None:
+        """Send nothing more: the calls still queued are dropped (a stage stopping at its cost
+        cap must not go on paying for them); a call in flight finishes."""
+        self._stopped.set()
+
     def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
         """Queue fn(*args); its result comes back from results() with tag."""
         self.pending += 1

@@ -1,6 +1,6 @@
 """Write results/<run_id>/manifest-<run_id>.json: what is needed to reproduce a result.
 
-It records the dataset and config hashes, the git commit and whether the tree is dirty, the
+It records the dataset, config and price table hashes, the git commit and whether the tree is dirty, the
 Python version and a hash of the installed package list, the answer and judge models, top_k,
 budget and tokenizer, and each backend's name, version, internal model and flush assumption.
 When LLM_SERVER_INFO names a JSON file (the embedded server writes one), its facts about the
@@ -31,6 +31,7 @@ from dataset import dataset_counts, load_dataset
 from fileio import sha256_file, sha256_text, write_json_atomic
 from formats import MANIFEST_FORMAT
 from llm import server_info
+from prices import load_prices
 
 DEFAULT_BACKENDS = ("none", "oracle", "full_context", "keyword")
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_dataset(cfg["dataset"])
     counter = make_counter(cfg["tokenizer"])
     backends = [backend_entry(n, cfg) for n in a.backends]
+    prices = load_prices(cfg["price_table"])
     server = server_info()
     status = git("status", "--porcelain")
     manifest = {
@@ -109,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         "dataset_counts": dataset_counts(cases),
         "config": os.path.relpath(cfg["config_path"], ROOT),
         "config_sha256": sha256_file(cfg["config_path"]),
+        # The dated price table that prices this run's calls (score.py's cost, run.py's cap).
+        "price_table": prices.describe()["file"],
+        "price_table_sha256": prices.sha256,
+        "price_table_date": prices.date,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages_sha256": installed_packages_sha256(),

@@ -26,6 +26,7 @@ from cli import InputError
 from contract import CONTROL_NAMES, is_answerable, kind_of, no_evidence_reason
 from formats import BUDGET_FIELD, match_verdicts, read_verdicts
 from normalization import exact_match, locomo_category, token_f1
+from prices import PriceTable, dollar_cost_metrics
 from rules import RULES_SHA256, states_value
 from stats import (ClusterBootstrap, RESAMPLES, SEED, Z95, cohen_kappa, interval, mean, minimum_detectable,
                    paired_summary, percentile, separated, wilson_interval)
@@ -628,7 +629,9 @@ class Scoring:
     question rows, each system's metrics vector (over all its repeats), and one BudgetStats
     per budget for the intervals. score.py writes them; check.py reads its verdicts off them."""
 
-    def __init__(self, pairs: list[tuple[dict, dict | None]], resamples: int = RESAMPLES, seed: int = SEED) -> None:
+    def __init__(self, pairs: list[tuple[dict, dict | None]], resamples: int = RESAMPLES, seed: int = SEED,
+                 prices: PriceTable | None = None) -> None:
+        """prices: the table pricing each system's calls; None leaves the dollar cost out."""
         self.resamples, self.seed = resamples, seed
         self.budgets = sorted({r[BUDGET_FIELD] for r, _ in pairs})
         several = len(self.budgets) > 1
@@ -646,6 +649,10 @@ class Scoring:
             items = [item for rep in sorted(reps) for item in reps[rep]]
             self.systems[label] = {"label": label, **score_system([r for r, _ in items], [x for _, x in items]),
                                    **self.repeat_metrics(label, {rep: [x for _, x in xs] for rep, xs in reps.items()})}
+        if prices is not None:
+            for label, s in self.systems.items():
+                items = [(r, v) for r, v in pairs if system_label(r, several) == label]
+                s.update(dollar_cost_metrics(items, s["correct"], prices))
         for label, s in self.systems.items():
             s.update(self.gap_closed(label))
             s.update(self.accuracy_interval(label))

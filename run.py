@@ -25,6 +25,14 @@ A finished file is in dataset order.
                            holding one are ingested (not comparable to a run on every question)
   --shard I/N              the cases whose cluster hashes to share I of N (I = 0..N-1), so N
                            machines split one run; merge.py joins the shard files
+  --estimate               make no model call and write nothing: print the calls, tokens and
+                           dollar cost the run would make for the records still to do in --out
+                           (ingestion and search run, as in --retrieval-only, so the prompts are
+                           the ones the run sends), and the judge calls judge.py would make
+
+The config's max_cost (USD) caps what the run file's calls cost as recorded (prices.run_cost:
+the records already in --out and each one written): the run stops once it is reached, exit 3,
+and the same command resumes after max_cost is raised.
 
 Usage:
   RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
@@ -33,10 +41,12 @@ Usage:
   python run.py --config config.yaml --backend keyword --out runs/$RUN/keyword.jsonl --fresh
   python run.py --config config.yaml --backend keyword --out runs/$RUN/sweep/keyword.jsonl --budgets 500,2000,8000
   python run.py --config config.yaml --backend keyword --out runs/$RUN/retrieval/keyword.jsonl --retrieval-only
+  python run.py --config config.yaml --backend keyword --out runs/$RUN/keyword.jsonl --estimate
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -45,7 +55,7 @@ import time
 from typing import TextIO
 
 from backends import code_sha256, load_backend
-from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, ServiceDown, run_cli, stop_note
+from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, CostCapReached, InputError, Progress, ServiceDown, run_cli, stop_note
 from config import load_config
 from context import answer_prompt, build_context, make_counter, render_line
 from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_items
@@ -53,6 +63,8 @@ from dataset import dataset_index, iter_cases, parse_shard, select_cases
 from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
 from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
 from llm import LLMClient, Workers, server_info
+from prices import PriceTable, call_cost, load_prices, run_cost, tokens_cost, usd, write_cost
+from rubrics import judge_prompt, rubric_for
 
 # Fields that must agree between the records already in --out and this run for a resume to
 # be a resume and not a silent mix of two different experiments: this system's own identity,
@@ -252,10 +264,11 @@ def run_key(rec: dict) -> tuple:
     return rec["qid"], rec[BUDGET_FIELD], rec["repeat"]
 
 
-def load_done(path: str, identity: dict, keys: set) -> tuple[dict, int]:
+def load_done(path: str, identity: dict, keys: set, rewrite: bool = True) -> tuple[dict, int]:
     """Records already finished in `path` by the same run, keyed by run_key, and how many lines
     were dropped (failed records, or a last line cut by a crash). The file is rewritten
-    atomically without the dropped lines before new records are appended."""
+    atomically without the dropped lines before new records are appended (unless rewrite is
+    false: --estimate writes nothing)."""
     rows, dropped = read_resumable(path)
     done: dict = {}
     for lineno, rec, line in rows:
@@ -278,7 +291,7 @@ def load_done(path: str, identity: dict, keys: set) -> tuple[dict, int]:
             dropped += 1  # redo failures; never keep two records of one question
             continue
         done[key] = line
-    if dropped:
+    if dropped and rewrite:
         write_atomic(path, "".join(done.values()))
     return done, dropped
 
@@ -291,18 +304,52 @@ class Writer:
     """Appends records from the main thread only, flushing each so a crash loses nothing
     already answered; counts what it wrote for the progress line."""
 
-    def __init__(self, fh: TextIO, progress: Progress, count_records: bool) -> None:
-        self.fh, self.progress = fh, progress
+    def __init__(self, fh: TextIO, progress: Progress, count_records: bool, cap: CostCap | None = None) -> None:
+        self.fh, self.progress, self.cap = fh, progress, cap
         self.count_records = count_records  # False while the progress line counts cases
         self.written = self.errors = self.cached = 0
 
     def write(self, record: dict) -> None:
+        """Append one record; past max_cost, stop the run (CostCapReached) with it written."""
         self.fh.write(dumps(record) + "\n")
         self.fh.flush()
         self.written += 1
         self.errors += record["error"] is not None
         self.cached += bool(record["cached"])
         self.progress.update(self.written if self.count_records else None, errors=self.errors, cached=self.cached)
+        if self.cap is not None:
+            self.cap.add(record)
+            if self.cap.reached():
+                raise CostCapReached(self.cap.text())
+
+
+class CostCap:
+    """The config's max_cost over the run file's calls as recorded (prices.run_cost: what
+    score.py reports for it), the records kept in --out and each one written. Cached calls count
+    as when they were made, so the run stops at the same record whether the response cache is
+    warm or cold, and a rerun under the same cap stops at once instead of spending it again."""
+
+    def __init__(self, table: PriceTable, limit: float, kept: list[dict]) -> None:
+        self.table, self.limit = table, limit
+        self.spent = run_cost(table, kept)
+        self.cases = {(r["case_id"], r["repeat"]) for r in kept if r["internal_usage"] is not None}
+
+    def add(self, record: dict) -> None:
+        """Count one written record's answer call and, once per case and repeat, its write calls."""
+        self.spent += call_cost(self.table, record["answer_model"], record["usage"]) or 0.0  # no usage: no count
+        case = (record["case_id"], record["repeat"])
+        if record["internal_usage"] is not None and case not in self.cases:
+            self.cases.add(case)
+            self.spent += write_cost(self.table, record) or 0.0
+
+    def reached(self) -> bool:
+        """Whether the run file's calls cost max_cost or more."""
+        return self.spent >= self.limit
+
+    def text(self) -> str:
+        """What the stop message says of the cap."""
+        return (f"max_cost {usd(self.limit)} reached: this run file's calls cost {usd(self.spent)} as recorded "
+                f"(price table dated {self.table.date})")
 
 
 def finish(record: dict, completion) -> dict:
@@ -366,6 +413,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--shard", help="I/N: only the cases of share I (0-based) of N")
     ap.add_argument("--no-cache", action="store_true", help="ask the endpoint even for cached requests")
     ap.add_argument("--fresh", action="store_true", help="discard --out and start over")
+    ap.add_argument("--estimate", action="store_true",
+                    help="make no model call and write nothing: print the calls, tokens and dollar cost of the run "
+                         "(the records still to do in --out) and of judging it")
     ap.add_argument("--extra-wait-s", type=float, default=0.0,
                     help="wait this long after flush before searching (check.py's indexing-lag test)")
     return ap.parse_args(argv)
@@ -401,7 +451,7 @@ def run_identity(a: argparse.Namespace, cfg: dict, system, counter, top_k: int) 
 
 def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, system, client: LLMClient | None,
                  cases: list[dict], identity: dict, counter, budgets: list[int], repeats: int, done: dict,
-                 total: int, workers: int) -> Writer:
+                 total: int, workers: int, cap: CostCap | None = None) -> Writer:
     """Ingest, search and answer every case with a record still to do, appending the records
     to a.out as they complete; the Writer says what was written."""
     # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
@@ -419,12 +469,16 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
             if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
     # While answers are held, no record is written until every case is searched: the progress
     # line counts cases (done/total, rate, ETA), then records once answering starts.
+    if cap is not None and todo and cap.reached():
+        raise CostCapReached(f"{cap.text()}, before this command made a call; "
+                             f"{stop_note('run.py', a.out, len(done), total, 'records', argv)}, once max_cost in "
+                             f"{a.config} is raised")
     if client is not None and todo:
         client.preflight(cfg["answer_model"], cfg["answer_max_tokens"])  # exit 2 in seconds if it cannot work
     progress = (Progress(f"run {system.name}", len(todo), "cases") if hold
                 else Progress(f"run {system.name}", total - len(done), "records"))
     with open(a.out, "a", encoding="utf-8") as fh:
-        writer = Writer(fh, progress, count_records=not hold)
+        writer = Writer(fh, progress, count_records=not hold, cap=cap)
         try:
             held = []  # with a model on this machine: the answer calls wait until every search is done
             planned = {c["case_id"]: c["questions"] for c in cases}  # a --sample keeps some questions of a case
@@ -458,6 +512,11 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
             progress.close()
             raise type(e)(stop_note("run.py", a.out, len(done) + writer.written - writer.errors, total, "records",
                                     argv)) from None
+        except CostCapReached as e:  # queued calls are dropped; one in flight is redone (from the cache) on resume
+            pool.stop()
+            progress.close()
+            kept = stop_note("run.py", a.out, len(done) + writer.written - writer.errors, total, "records", argv)
+            raise CostCapReached(f"{e}; {kept}, once max_cost in {a.config} is raised") from None
         progress.close()
     return writer
 
@@ -467,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     be a file a stage may write, and no other process may be writing it."""
     a = parse_args(argv)
     output_path(a.out, "--out")
+    if a.estimate:  # writes nothing, so it neither takes the lock nor waits for a writer
+        return run_system(a, argv)
     with output_lock(a.out):
         return run_system(a, argv)
 
@@ -487,18 +548,23 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
         print(f"warning: --sample {a.sample}: {a.sample} question(s) of each kind; these numbers are not comparable "
               f"to a run on every question", file=sys.stderr)
     cases = select_cases(cases, a.limit, shard, a.sample, cfg["seed"])
-    # The model-free pass needs no endpoint; any other run checks the endpoint variables
-    # before any work is done.
-    client = None if a.retrieval_only else LLMClient(cfg, use_cache=not a.no_cache, workers=workers)
+    # The model-free pass and the estimate need no endpoint; any other run checks the endpoint
+    # variables before any work is done.
+    client = None if a.retrieval_only or a.estimate else LLMClient(cfg, use_cache=not a.no_cache, workers=workers)
+    # The price table is read only when it is used: a run without a cap needs none.
+    prices = load_prices(cfg["price_table"]) if a.estimate or cfg["max_cost"] is not None else None
     system = make_system(a.backend, cfg)
     identity = run_identity(a, cfg, system, counter, search_k(cfg, budgets, hit_tokens))
 
     questions = [q for c in cases for q in c["questions"]]
     order = {q["qid"]: i for i, q in enumerate(questions)}
     keys = {(q["qid"], b, r) for q in questions for b in budgets for r in range(repeats)}
-    if a.fresh and os.path.exists(a.out):
+    if a.fresh and os.path.exists(a.out) and not a.estimate:
         os.unlink(a.out)
-    done, dropped = load_done(a.out, identity, keys)
+    done, dropped = ({}, 0) if a.fresh else load_done(a.out, identity, keys, rewrite=not a.estimate)
+    if a.estimate:
+        return print_estimate(a, cfg, system, cases, identity, counter, budgets, repeats, done, prices)
+    cap = cost_cap(cfg, prices, system, done, a.retrieval_only)
     print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
           f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
           + ("; retrieval only, no model calls" if a.retrieval_only else f", {workers} workers"), file=sys.stderr)
@@ -508,7 +574,7 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
               file=sys.stderr)
 
     writer = answer_cases(a, argv, cfg, system, client, cases, identity, counter, budgets, repeats, done, len(keys),
-                          workers)
+                          workers, cap)
     sort_in_dataset_order(a.out, order)
 
     total = len(keys)
@@ -520,6 +586,113 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
         print(f"error: {failed} of {total} records failed (see the 'error' field); "
               f"rerun the same command to retry them", file=sys.stderr)
         return EXIT_TOO_MANY_ERRORS
+    return EXIT_OK
+
+
+def cost_cap(cfg: dict, prices: PriceTable | None, system, done: dict, retrieval_only: bool) -> CostCap | None:
+    """The max_cost cap over this run file, or None without one. A cap needs every model the
+    run calls priced (the answer model, and the system's own when it counts its calls): an
+    unpriced call would pass the cap unseen, so that is exit 2 before any call."""
+    if cfg["max_cost"] is None or retrieval_only:
+        return None
+    models = [("answer_model", cfg["answer_model"])]
+    if getattr(system, "_llm", None) is not None:
+        models.append(("the system's own model", system.internal_model))
+    for what, model in models:
+        why = prices.unpriced(model)
+        if why:
+            raise InputError(f"{cfg['config_path']}: key 'max_cost' is set, but {what}: {why} ({prices.path}); "
+                             f"add its prices there (price_table), or set max_cost: null")
+    return CostCap(prices, float(cfg["max_cost"]), [json.loads(line) for line in done.values()])
+
+
+def estimate(cfg: dict, system, cases: list[dict], identity: dict, counter, budgets: list[int], repeats: int,
+             done: dict, prices: PriceTable) -> dict:
+    """What the run would call and spend, from the contexts run.py builds (run_case, with no
+    answer asked: ingestion and search run as in --retrieval-only), before any model call:
+    answer calls, their prompt tokens counted by the config's tokenizer on the prompts as sent,
+    their completion tokens at answer_max_tokens each (an upper bound); the judge calls
+    judge.py would make, one per answer when judge_model is set (no answer left to the rules: an
+    upper bound), each prompt holding an answer of answer_max_tokens tokens. A system that calls
+    a model while writing cannot be ingested without calling it: its answer prompts are bounded
+    by the full budget and its ingestion is not estimated."""
+    notes = [f"prompt tokens are counted by the config's tokenizer ({counter.name}); an endpoint with another "
+             f"tokenizer counts the same text differently",
+             f"each answer call is taken to write answer_max_tokens ({cfg['answer_max_tokens']}) tokens, an upper bound",
+             "every call is counted once, as if none were cached (the response cache makes a rerun free) and none "
+             "retried"]
+    writes_with_model = getattr(system, "_llm", None) is not None
+    todo = {c["case_id"] for c in cases
+            if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+    planned = {c["case_id"]: c["questions"] for c in cases}
+    prompts: list[tuple[int, dict]] = []  # (prompt tokens, record) per answer call
+    if identity["retrieval_only"]:
+        notes.append("--retrieval-only asks no model: no answer call, nothing to judge")
+        todo = set()
+    elif writes_with_model:
+        notes.append(f"{system.name} calls a model while writing, which an estimate cannot do: its ingestion is not "
+                     f"estimated, and each answer prompt is bounded by the full context budget")
+        fixed = counter.count(answer_prompt(cfg["answer_prompt"], "", "", ""))
+        for c in cases:
+            for q in planned[c["case_id"]]:
+                for b in budgets:
+                    for r in range(repeats):
+                        if (q["qid"], b, r) not in done:
+                            prompts.append((fixed + counter.count(q["asked_at"] + q["question"]) + b,
+                                            {**q, "case_id": c["case_id"]}))
+    else:
+        dry = {**identity, "retrieval_only": True}
+        for case in iter_cases(cfg["dataset"], todo):
+            case = {**case, "questions": planned[case["case_id"]]}
+            for record, _ in run_case(system, case, dry, cfg, counter, budgets, repeats, done, 0):
+                if record["error"] is None:
+                    text = answer_prompt(cfg["answer_prompt"], record["asked_at"], record["context_text"],
+                                         record["question"])
+                    prompts.append((counter.count(text), record))
+    answer_model, judge_model = cfg["answer_model"], cfg["judge_model"]
+    out_tokens = cfg["answer_max_tokens"] * len(prompts)
+    answer = {"calls": len(prompts), "model": answer_model, "prompt_tokens": sum(n for n, _ in prompts),
+              "completion_tokens": out_tokens}
+    answer["cost_usd"] = tokens_cost(prices, answer_model, answer["prompt_tokens"], out_tokens)
+    judge = {"calls": 0, "model": judge_model, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    if judge_model:
+        judge_in = sum(counter.count(judge_prompt(rubric_for(r), r["question"], r["gold_answer"], ""))
+                       + cfg["answer_max_tokens"] for _, r in prompts)
+        judge = {"calls": len(prompts), "model": judge_model, "prompt_tokens": judge_in,
+                 "completion_tokens": cfg["judge_max_tokens"] * len(prompts)}
+        judge["cost_usd"] = tokens_cost(prices, judge_model, judge_in, judge["completion_tokens"])
+        notes.append(f"every answer is taken to need the judge (judge_max_tokens {cfg['judge_max_tokens']} each), an "
+                     f"upper bound: the rules decide the exact and the declining answers without it")
+    else:
+        notes.append("judge_model is null: the rules grade every answer, no judge call")
+    ingestion = {"cost_usd": None if writes_with_model else 0.0}
+    unpriced = [why for why in (prices.unpriced(answer_model) if prompts else None,
+                                prices.unpriced(judge_model) if judge["calls"] else None) if why]
+    parts = (answer["cost_usd"] if prompts else 0.0, judge["cost_usd"], ingestion["cost_usd"])
+    return {"backend": system.name, "records_to_do": len(prompts), "answer": answer, "judge": judge,
+            "ingestion": ingestion, "cost_usd": None if None in parts else sum(parts),
+            "max_cost": cfg["max_cost"], "prices": prices.describe(), "unpriced": unpriced, "assumptions": notes}
+
+
+def print_estimate(a: argparse.Namespace, cfg: dict, system, cases: list[dict], identity: dict, counter,
+                   budgets: list[int], repeats: int, done: dict, prices: PriceTable) -> int:
+    """--estimate: the estimate as lines on stderr and as one JSON object on stdout (for jq)."""
+    e = estimate(cfg, system, cases, identity, counter, budgets, repeats, done, prices)
+    p = e["prices"]
+    print(f"estimate for {system.name}, no model call made ({len(done)} records already in {a.out}; prices of "
+          f"{p['file']} dated {p['date']}):", file=sys.stderr)
+    for stage in ("answer", "judge"):
+        s = e[stage]
+        price = usd(s["cost_usd"]) if s["cost_usd"] is not None else f"n/a ({prices.unpriced(s['model'])})"
+        print(f"  {stage} calls: {s['calls']:,} to {s['model'] or 'no model'}, {s['prompt_tokens']:,} prompt tokens, "
+              f"at most {s['completion_tokens']:,} completion tokens: {price}", file=sys.stderr)
+    ing = e["ingestion"]["cost_usd"]
+    print(f"  ingestion: {'no model call' if ing == 0 else 'not estimated (see below)'}", file=sys.stderr)
+    cap = "no cap" if cfg["max_cost"] is None else f"max_cost {usd(cfg['max_cost'])} stops the run there"
+    print(f"  total: {usd(e['cost_usd'])} ({cap})", file=sys.stderr)
+    for note in e["assumptions"]:
+        print(f"  assumed: {note}", file=sys.stderr)
+    print(json.dumps(e, ensure_ascii=False, allow_nan=False))
     return EXIT_OK
 
 

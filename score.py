@@ -34,7 +34,9 @@ from fileio import output_path, read_json, sha256_file, write_json_atomic
 from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
                      load_comparison, read_audit_json, read_calibration_json, read_manifest,
                      refuse_stale_checks_verdicts, served_model_counts)
+from config import load_config
 from metrics import Scoring, pair_verdicts, retrieval_differences
+from prices import COST_BASIS, DEFAULT_TABLE, cost_frontier, load_prices, usd
 from stats import RESAMPLES, SEED
 from wording import (calibration_text, control_lines, coverage_reasons, disclosures, interval_text, mdd_text,
                      noise_floor_legend, noise_floor_text, rate, reading, separated_text, whole)
@@ -271,6 +273,31 @@ def cost_line(s: dict) -> str:
             f"{ingest}; {search}")
 
 
+def dollar_line(s: dict) -> str:
+    """One system's dollar cost: per question, of ingestion, per correct answer, each n/a with
+    its reason."""
+    text = (f"{usd(s['cost_per_question_usd'])} per question, ingestion {usd(s['cost_ingestion_usd'])}, "
+            f"{usd(s['cost_per_correct_usd'])} per correct answer (answer calls {usd(s['cost_answer_usd'])}, judge "
+            f"calls {usd(s['cost_judge_usd'])}, total {usd(s['cost_total_usd'])})")
+    text += "; on the accuracy-cost frontier" if s["cost_frontier"] else ""
+    return text + (f" [{s['cost_note']}]" if s["cost_note"] else "")
+
+
+def on_frontier(systems: list[dict]) -> list[dict]:
+    """The system rows, each with cost_frontier: whether it is on its budget's accuracy-cost
+    frontier (prices.cost_frontier; None for a control or a row without both figures)."""
+    frontier = cost_frontier(systems, CONTROL_NAMES)
+    return [{**s, "cost_frontier": frontier[s["label"]]} for s in systems]
+
+
+def price_table_path(a: argparse.Namespace) -> str:
+    """The price table: --prices, else the price_table of --config when that file exists, else
+    the shipped one; scores.json names the one used (file, date, sha256)."""
+    if a.prices:
+        return a.prices
+    return load_config(a.config)["price_table"] if os.path.isfile(a.config) else DEFAULT_TABLE
+
+
 def repeat_line(s: dict) -> str:
     """Accuracy per repeat, its mean and spread, and the noise floor; or why there is none."""
     rep = s["repeat_accuracy"]
@@ -308,6 +335,9 @@ def render_text(scores: dict) -> str:
         out.append(f"{role(s, scores)}: {causes or 'none'}")
     out.append("\ncost and latency (over all repeats)")
     out += [f"{role(s, scores)}: {cost_line(s)}" for s in systems]
+    p = scores["prices"]
+    out.append(f"\ndollar cost (price table {p['file']} dated {p['date']}; {p['basis']})")
+    out += [f"{role(s, scores)}: {dollar_line(s)}" for s in systems]
     out.append("\nrepeats and the noise floor (accuracy on answerable questions)")
     out.append(f"noise floor: {noise_floor_legend(systems)}")
     out += [f"{role(s, scores)}: {repeat_line(s)}" for s in systems]
@@ -379,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", required=True, help="the system every other is compared with (its --backend "
                                                       "name or its display name)")
     ap.add_argument("--config", default="config.yaml", help="names the dataset the runs are held against "
-                                                            "(default config.yaml), unless --manifest is given")
+                                                            "(default config.yaml), unless --manifest is given, and "
+                                                            "the price table, unless --prices is given")
     ap.add_argument("--manifest", help="a manifest-RUN.json: the dataset the runs are held against")
     ap.add_argument("--dataset", help="with --manifest: where its dataset is now, when it moved (checked by sha256)")
     ap.add_argument("--resamples", type=int, default=RESAMPLES)
@@ -394,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration", help="results/$RUN/calibration.json of the grader that graded these runs "
                                           "(judge.py --calibrate)")
     ap.add_argument("--audit", help="results/$RUN/audit.json (audit.py join): judge-human agreement")
+    ap.add_argument("--prices", help="the price table (default: --config's price_table, else data/prices.yaml)")
     a = ap.parse_args(argv)
     if a.resamples < 1:
         raise InputError("--resamples must be at least 1")
@@ -413,13 +445,15 @@ def main(argv: list[str] | None = None) -> int:
         manifest = read_manifest(a.manifest, PUBLICATION_MANIFEST_FIELDS)
     pairs = pair_verdicts(comparison.records, a.verdicts)
     # 2. Every number, through metrics.py.
-    scoring = Scoring(pairs, a.resamples, a.seed)
+    prices = load_prices(price_table_path(a))
+    scoring = Scoring(pairs, a.resamples, a.seed, prices)
     baseline = resolve_baseline(a.baseline, list(scoring.systems.values()), scoring.budgets)
     served = served_models(comparison.records)
     first = comparison.records[0]
     run_sha256 = {p: sha256_file(p) for p in a.runs}
     verdicts_sha256 = {a.verdicts: sha256_file(a.verdicts)} if a.verdicts else {}
     numbers = scoring.scores(baseline)
+    numbers["systems"] = on_frontier(numbers["systems"])
     questions = numbers.pop("questions")
     numbers["retrieval_differences"] = retrieval_differences(comparison.records, baseline, a.resamples, a.seed)
     scores = {"format": SCORES_FORMAT, "baseline": baseline, **numbers,
@@ -427,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
               "contract": {f: first[f] for f in CONTRACT_FIELDS},
               "coverage": comparison.coverage, "questions_scored": comparison.questions,
               "left_out": comparison.left_out, "served_models": served,
+              "prices": {**prices.describe(), "basis": COST_BASIS},
               "warnings": served_model_warnings(served) + coverage_notes(comparison),
               "inputs": {"dataset": dataset.path, "dataset_sha256": dataset.sha256,
                          "runs": run_sha256,

@@ -51,7 +51,7 @@ def verdict_for(rec: dict, verdict: str | None, by: str = "exact", grader: dict 
             "type": rec["type"], "question": rec["question"], "gold_answer": rec["gold_answer"],
             "answer": rec["answer"], **verdict_identity(rec, grader), "grader": "rules-only", "rubric": "default",
             "by": by, "verdict": verdict, "judge_reason": None, "rules_only_verdict": None, "judge_served_model": None,
-            "response_format": None, "cached": False, "judge_error": None}
+            "response_format": None, "cached": False, "judge_error": None, "usage": None}
 
 
 def write_jsonl(path, rows: list[dict]) -> str:

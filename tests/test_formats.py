@@ -1,4 +1,4 @@
-"""Every record says its format (run/4, verdict/1, checks/2, manifest/2, calibration/1, audit/1,
+"""Every record says its format (run/4, verdict/2, checks/2, manifest/2, calibration/1, audit/1,
 audit_key/1; scores/2 in test_report.py), and a reader refuses another version, or a record
 without one, naming path:line, the version found, the version it reads and the fix, instead of
 growing a branch for what an older writer lacked."""

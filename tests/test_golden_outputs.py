@@ -25,6 +25,8 @@ from report_pipeline import make_report
 from test_report import DATA, build
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "golden")
+# A fixed price table: the shipped one changes with its date and prices.
+PRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "prices.yaml")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (qid, case, type): three cases, so that the cluster bootstrap has intervals to draw.
 QUESTIONS = (("q0", "c0", "single_hop"), ("q1", "c0", "temporal"), ("q2", "c1", "multi_hop"),
@@ -69,7 +71,7 @@ def test_scores_and_report_are_byte_identical_to_the_golden_files(tmp_path, monk
     capsys.readouterr()
     assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
                                 "--json", scores, "--manifest", paths["manifest"], "--resamples", "200",
-                                "--calibration", str(cal)]) == 0
+                                "--calibration", str(cal), "--prices", PRICES]) == 0
     assert make_report(paths, "--calibration", str(cal)) == 0
     outputs = {"scores.json": open(scores, encoding="utf-8").read(),
                "report.md": open(paths["md"], encoding="utf-8").read(),
