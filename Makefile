@@ -215,7 +215,7 @@ bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
 
 # The model-free pass (run.py --retrieval-only): no model call, no endpoint; retrieval recall,
 # keyword recall, staleness, budget use and latency of every system, and the checks that need no
-# answer (contract, budget, leakage; a FAIL, exit 4, is reported, not fatal; any other exit stops),
+# answer (contract, budget, leakage, provenance; a FAIL, exit 4, is reported, not fatal; any other exit stops),
 # the artifact audit (query-blind systems against the baseline; a FAIL, exit 4, is reported, not
 # fatal), in $(MODEL_FREE)/report.md;
 # report.py prints its first table last.

@@ -36,6 +36,13 @@ Checks, in order:
                ignores its namespace or its reset returns another case's turns (FAIL naming the
                file:line, the ids and the case they belong to); model-free runs too; WARN when
                the run's cases share turn ids (such a hit cannot be told apart); controls skipped
+  provenance   every hit the answer model read could have come from the turns it names: at most
+               checks.provenance_max_sources of them, each sharing a content word with it (FAIL
+               naming the file:line, the question and the turns; WARN for a system whose internal
+               model rewrites its turns); hits the budget cut are held to the bound only, in
+               aggregate (the record keeps neither their text nor which named which id). Its
+               numbers say `provenance` per system: verified (every hit read is its one turn as
+               stored), plausible (the ids are the system's claim, and pass) or unearned
   judge        unparseable verdicts per system, WARN when one system has clearly more (at least
                checks.unparseable_min and a one-sided Fisher exact test against all other
                systems pooled below checks.unparseable_p); rules and LLM judge disagreeing
@@ -79,6 +86,7 @@ from fileio import output_path, sha256_file, write_json_atomic
 from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage,
                      read_run_files, served_model_counts)
 from metrics import Scoring, cost_metrics, k_limited_metrics, pair_verdicts, recall_metrics, system_label
+from provenance import case_sources, tally
 from stats import fisher_greater, mean
 from wording import interval_text, rate, whole
 
@@ -594,6 +602,46 @@ def case_turns(cases: Iterable[dict]) -> dict:
     return {case["case_id"]: {t["turn_id"] for s in case["sessions"] for t in s["turns"]} for case in cases}
 
 
+def check_provenance(path: str, rows: list[tuple[int, dict]], cases: dict, settings: dict) -> dict | None:
+    """Every hit the answer model read could have come from the turns it names (provenance.py's
+    rules: at most checks.provenance_max_sources turns, each sharing a content word with it).
+    `cases`: case_sources of the run's cases. None for a control. A FAIL for a system that
+    stores turns as they are (its records name no internal model); a WARN for one whose
+    internal model rewrites them (its facts are the model's words, and a fact that shares none
+    with its turn may be the extractor's error, not a false claim)."""
+    backend = rows[0][1]["backend"]
+    if backend in CONTROL_NAMES:
+        return None
+    bound = settings["provenance_max_sources"]
+    numbers, bad = tally(path, rows, cases, bound)
+    checked, hits_read, unread = numbers["records_checked"], numbers["hits_read"], numbers["hits_cut_unread"]
+    if not checked:
+        return result("provenance", backend, "SKIP", f"{path}: no record carries provenance (source ids), so no "
+                      f"claim can be held to the turns it names", numbers)
+    if not bad and not hits_read and not unread:
+        return result("provenance", backend, "SKIP", f"{path}: no search of {checked} question(s) returned a hit, so "
+                      f"no claim can be held to the turns it names", numbers)
+    if bad:
+        why = (f"{path}: {len(bad)} of {checked} question(s) have hits whose named turns cannot have produced them "
+               f"(more than {bound} turns per hit, or no word in common with a turn named): recall counts those "
+               f"turns as retrieved")
+        rewrites = numbers["internal_model"]
+        if rewrites:
+            return result("provenance", backend, "WARN", why + f"; {backend}'s hits are its internal model's "
+                          f"({rewrites}) rewriting, so a fact sharing no word with its turn may be the extractor's "
+                          f"error: its provenance is its own claim, read these hits", numbers, bad)
+        return result("provenance", backend, "FAIL", why + f"; {backend}'s ids are not earned by its hits: a store "
+                      f"must return what it stored under the ids it was given (for hits that are long chunks, raise "
+                      f"checks.provenance_max_sources and say why)", numbers, bad)
+    text = (f"{path}: all {hits_read} hit(s) read in {checked} question(s) name at most {bound} turn(s) each and "
+            f"share a word with every turn they name; {numbers['hits_verbatim']} are the stored text of their one "
+            f"turn")
+    text += f"; {unread} hit(s) cut by the budget held to the bound only (their text is not recorded)" if unread else ""
+    untraced = numbers["no_provenance"]
+    text += f"; {untraced} record(s) without provenance were not checked" if untraced else ""
+    return result("provenance", backend, "PASS", text, numbers)
+
+
 # ---------------------------------------------------------------------------------------------
 # Judge health
 # ---------------------------------------------------------------------------------------------
@@ -745,10 +793,12 @@ def run_checks(a: argparse.Namespace, rows: list, dataset, comparison, problems:
     if not a.lag:
         results.append(result("lag", None, "SKIP", "no --lag given: rerun a backend with run.py --extra-wait-s 30 "
                               "to rule out indexing lag"))
-    # 4. Each case's search found its own turns only.
-    # The cases of the runs, read again from the file dataset_from validated.
-    turns = case_turns(iter_cases(dataset.path, {rec["case_id"] for _, _, rec in rows}))
+    # 4. Each case's search found its own turns only, and each hit could have come from the
+    # turns it names. The cases of the runs, read again from the file dataset_from validated.
+    cases = list(iter_cases(dataset.path, {rec["case_id"] for _, _, rec in rows}))
+    turns, sources = case_turns(cases), case_sources(cases)
     results += [r for path, file_rows in by_file.items() if (r := check_leakage(path, file_rows, turns))]
+    results += [r for path, file_rows in by_file.items() if (r := check_provenance(path, file_rows, sources, settings))]
     # 5. The judge.
     if pairs is None:
         results += [result("judge", name, "SKIP", why) for name in ("unparseable", "disagreement")]

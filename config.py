@@ -233,6 +233,11 @@ CHECK_DEFAULTS = {
     # A system (its backend name) that may score above the oracle, and why (e.g. it is given
     # world knowledge the evidence lacks by design): its separated types are a WARN, not a FAIL.
     "above_oracle": {},
+    # The most turns one hit may name (check.py's provenance check). A hit is one turn, a fact
+    # drawn from a few, or a chunk of a few consecutive turns; one that names more claims more
+    # than a context line can hold (ten typical turns of the bundled set fill most of a 270-token
+    # budget), and every turn it names counts toward recall.
+    "provenance_max_sources": 10,
 }
 
 
@@ -263,7 +268,7 @@ def check_settings(raw: dict, where: str) -> dict:
             if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
                 raise InputError(f"{where}: key '{name}' must be a list of backend names")
             out[key] = list(value)
-        elif key == "unparseable_min":
+        elif key in ("unparseable_min", "provenance_max_sources"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{where}: key '{name}' must be an integer of at least 1, got {value!r}")
             out[key] = value

@@ -4,6 +4,7 @@ systems: `approx` (len // 4) by default, or a real tokenizer named in config.yam
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -65,6 +66,22 @@ class Context:
 def render_line(rank: int, hit: Hit) -> str:
     """`[rank] (timestamp) text`, the one line format for every system."""
     return f"[{rank}] ({hit.timestamp or 'unknown time'}) {' '.join(hit.text.split())}"
+
+
+# render_line's format read back: the rank, then the timestamp up to the first ") ".
+_LINE = re.compile(r"\[(\d+)\] \((.*?)\) (.*)")
+
+
+def hit_texts(context_text: str) -> list[str] | None:
+    """The texts of the hits a context holds, in rank order (render_line read back, full_context's
+    oldest-first lines put back in rank order, whitespace as render_line left it): what
+    check.py holds against the turns the hits name. None when a line is not render_line's."""
+    if context_text == EMPTY_CONTEXT:
+        return []
+    lines = [_LINE.fullmatch(line) for line in context_text.split("\n")]
+    if not all(lines):
+        return None
+    return [m.group(3) for m in sorted(lines, key=lambda m: int(m.group(1)))]
 
 
 def build_context(hits: list[Hit], budget: int, counter: TokenCounter,

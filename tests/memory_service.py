@@ -8,6 +8,11 @@ token is set.
 
 With `leaky=True` it is a broken store, for check.py's leakage check to catch: search looks in
 every namespace and a reset empties nothing, so a case's search finds other cases' turns.
+
+With `claim_all=TEXT_OF`, a store that claims what it did not return, for check.py's provenance
+check to catch: search returns one hit, TEXT_OF(the namespace's stored texts), naming every item
+of the namespace in its source_ids, whatever the query. `lambda texts: "Noted."` scores recall
+1.00 with a hit that holds none of them; `" ".join` is one chunk that holds them all.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -24,10 +30,12 @@ ROUTE = re.compile(r"^/namespaces/([^/]+)(/items|/search|/status)?$")
 class MemoryService:
     """Start with .start(); .url is the base URL."""
 
-    def __init__(self, index_delay_s: float = 0.5, token: str | None = None, leaky: bool = False) -> None:
+    def __init__(self, index_delay_s: float = 0.5, token: str | None = None, leaky: bool = False,
+                 claim_all: Callable[[list[str]], str] | None = None) -> None:
         self.index_delay_s = index_delay_s
         self.token = token
         self.leaky = leaky
+        self.claim_all = claim_all
         self.pending: dict[str, list[tuple[float, dict]]] = {}
         self.indexed: dict[str, list[dict]] = {}
         self.lock = threading.Lock()
@@ -115,6 +123,11 @@ class MemoryService:
             self._promote(space)
         with self.lock:
             items = [it for space in spaces for it in self.indexed.get(space, [])]
+        stored = [it for it in items if it["metadata"].get("source_ids")]  # not a flush sentinel
+        if self.claim_all is not None and stored and k > 0:
+            return [{"text": self.claim_all([it["text"] for it in stored]), "score": 1.0,
+                     "metadata": {"source_ids": [t for it in stored for t in it["metadata"]["source_ids"]],
+                                  "timestamp": stored[-1]["metadata"].get("timestamp", "")}}]
         scored = []
         for i, it in enumerate(items):
             overlap = len(q & set(re.findall(r"\w+", it["text"].lower())))

@@ -430,13 +430,15 @@ def test_real_runs_pass_every_check_that_can_run(tmp_path, tiny_runs, capsys):
     assert c["determinism/keyword"]["status"] == "PASS" and c["determinism/keyword"]["numbers"]["compared"] == 6
     assert c["leakage/keyword"]["status"] == "PASS" and c["leakage/keyword"]["numbers"]["records_checked"] == 6
     assert "leakage/none" not in c and "leakage/oracle" not in c  # the harness builds the controls' contexts
+    assert c["provenance/keyword"]["status"] == "PASS" and c["provenance/keyword"]["numbers"]["provenance"] == "verified"
+    assert "provenance/none" not in c and "provenance/oracle" not in c
     assert c["lag"]["status"] == "SKIP" and "--extra-wait-s" in c["lag"]["summary"]
     printed = capsys.readouterr().out.splitlines()
     data = json.loads((tmp_path / "results" / "checks.json").read_text())
     # One line per check, in the JSON's order, with the JSON's status, and the totals last.
     status_lines = [line for line in printed if line[:4] in check.STATUSES]
     assert [line.split()[:2] for line in status_lines] == [[x["status"], x["id"] + ":"] for x in data["checks"]]
-    assert data["status"] == "PASS" and printed[-2] == "result: PASS (12 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
+    assert data["status"] == "PASS" and printed[-2] == "result: PASS (13 PASS, 0 WARN, 0 FAIL, 3 SKIP)"
     assert printed[-1] == f"reader: {data['reader']['text']}"
     assert set(data["inputs"]["runs"]) == set(runs) and data["thresholds"]["reader_min"] == 0.0
 
