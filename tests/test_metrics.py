@@ -579,7 +579,8 @@ def test_stdout_orders_controls_first_marks_the_baseline_and_rounds_tokens(tmp_p
                for name in ("A", "B", "C", "none", "oracle")}
     scored(tmp_path, systems, "B")
     out = capsys.readouterr().out
-    table = out.split("\n\n", 1)[0].splitlines()
+    assert out.startswith("DEVELOPMENT RUN, not for publication: ")  # no manifest, no checks
+    table = out.split("\n\n", 2)[1].splitlines()
     assert [line.split(" | ")[0] for line in table[1:]] == ["none (control)", "oracle (control)", "B (baseline)", "A", "C"]
     assert all(line.split(" | ")[-3] == "113" for line in table[1:])  # 112.5 tokens, whole, half up
     paired = section(out, "paired difference vs B")
