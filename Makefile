@@ -176,6 +176,8 @@ $(VENV)/.model-$(MODEL): $(VENV)/.embedded serve.py
 # (Ladybug, without Kuzu's bundled full-text extension) under the name kuzu; cognee itself imports
 # ladybug. Whichever of the two is installed last owns those files, so Kuzu is written again last:
 # Graphiti's Kuzu driver needs the real one.
+# torch (engram's sentence-transformers) needs no step of its own: requirements-engram.txt pins
+# 2.13.0, and in this one command pip takes the CPU build (2.13.0+cpu), never a CUDA one.
 $(VENV)/.extras: $(VENV)/.core $(wildcard backends/requirements-*.txt)
 	$(PIP) install -q --disable-pip-version-check $(addprefix -r ,$(wildcard backends/requirements-*.txt))
 	$(PIP) install -q --disable-pip-version-check --force-reinstall --no-deps $$(grep '^kuzu==' backends/requirements-graphiti.txt)
@@ -189,9 +191,17 @@ $(NPM_SERVERS): backends/npm/package.json backends/npm/package-lock.json
 	npm ci --prefix backends/npm --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
+# Mastra Memory's npm packages, which the mastra backend's Node script (backends/mastra_js/memory.mjs)
+# imports, at the exact versions of its package-lock.json, into backends/mastra_js/node_modules
+# (git-ignored there). No install scripts: libsql's binary is an npm package of its own.
+MASTRA_JS := backends/mastra_js/node_modules/.installed
+$(MASTRA_JS): backends/mastra_js/package.json backends/mastra_js/package-lock.json
+	npm ci --prefix backends/mastra_js --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
+
 # The memory systems' packages alone (docs/systems.md), for `make retrieval SYSTEMS="..."` or
 # `python run.py --backend NAME --retrieval-only` without the test suite's other set-up.
-extras: $(VENV)/.extras $(NPM_SERVERS)
+extras: $(VENV)/.extras $(NPM_SERVERS) $(MASTRA_JS)
 
 # The importers' streaming JSON reader (data/IMPORTING.md); the tests import the shared datasets.
 $(VENV)/.importers: $(VENV)/.core data/requirements.txt
@@ -306,7 +316,7 @@ jq:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
 	fi
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(MASTRA_JS) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on
