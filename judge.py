@@ -32,12 +32,22 @@ false-accept and false-reject rates on each set, with 95% Wilson intervals, per 
 overall, with Cohen's kappa; the JSON names the grader, so score.py shows only the rates of the
 grader that graded the run. A judge model is trusted only after this.
 
+A judge panel grades the same answers with another judge: --judge-model ID overrides the config's
+judge_model, and --judge-endpoint PREFIX reads that judge's endpoint from the environment
+variables PREFIX_BASE_URL and PREFIX_API_KEY (never written anywhere) instead of LLM_BASE_URL and
+LLM_API_KEY. The rules decide first, as for any judge; each judge's verdicts go to a file of its
+own (default results/RUN_ID/verdicts-JUDGE.jsonl) and its calibration to calibration-JUDGE.json;
+panel.py compares them.
+
 Usage:
   RUN=$(python -c "import yaml; print(yaml.safe_load(open('config.yaml'))['run_id'])")   # config.yaml's run_id
   python judge.py --config config.yaml --runs runs/$RUN/*.jsonl --out results/$RUN/verdicts.jsonl
   python judge.py --config config.yaml --runs runs/$RUN/*.jsonl --out results/$RUN/verdicts.jsonl --fresh
   python judge.py --config config.yaml --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
       --out results/$RUN/calibration.json
+  python judge.py --config config.yaml --runs runs/$RUN/*.jsonl --judge-model MODEL_ID --judge-endpoint JUDGE2
+  python judge.py --config config.yaml --calibrate data/calibration.jsonl --heldout data/heldout.jsonl \
+      --judge-model MODEL_ID --judge-endpoint JUDGE2
 """
 from __future__ import annotations
 
@@ -45,6 +55,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import threading
 from collections import Counter
@@ -70,6 +81,8 @@ FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)
 # A format the server never accepted is given up for every request after this many different
 # requests were refused with it; fewer could be the content of one request, not the format.
 FORMAT_REJECTIONS_TO_DROP = 2
+# --judge-endpoint PREFIX: the prefix of environment variable names, as a shell writes them.
+ENDPOINT_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,7 +231,7 @@ class VerdictWriter:
 # Calibration: the grader on labelled answers, its false accepts and false rejects
 # ---------------------------------------------------------------------------------------------
 
-def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
+def grade_labelled(items: list[dict], cfg: dict, workers: int, env: str = "LLM") -> list[tuple]:
     """(verdict, layer, judge_error) for each labelled item, by main()'s decision: grading.decide,
     then ask_judge for what it leaves to the judge."""
     judge_model = cfg["judge_model"]
@@ -229,7 +242,8 @@ def grade_labelled(items: list[dict], cfg: dict, workers: int) -> list[tuple]:
             graded[i] = (decided[0], decided[1], None)
     need_llm = [i for i, g in enumerate(graded) if g is None]
     if need_llm:
-        client, chooser, pool = LLMClient(cfg, role="judge", workers=workers), FormatChooser(), Workers(max(1, workers))
+        client = LLMClient(cfg, role="judge", workers=workers, env=env)
+        chooser, pool = FormatChooser(), Workers(max(1, workers))
         client.preflight(judge_model, cfg["judge_max_tokens"])  # exit 2 in seconds if it cannot work
         for i in need_llm:
             pool.submit(i, ask_judge, client, chooser, judge_model, cfg["judge_max_tokens"], items[i],
@@ -281,17 +295,17 @@ def calibrate(a: argparse.Namespace) -> int:
     grades answers, print and write this grader's error rates on each; exit 3 when judge calls
     failed beyond max_error_rate. The top level of the JSON is the tuning set's (what score.py
     and report.py read); `heldout` holds the held-out set's, or null."""
-    cfg = load_config(a.config)
+    cfg = judge_config(a)
     sets = [("tuning", a.calibrate, load_calibration(a.calibrate))]
     if a.heldout:
         sets.append(("heldout", a.heldout, load_calibration(a.heldout)))
     judge_model = cfg["judge_model"]
     workers = a.workers if a.workers is not None else cfg["workers"]
-    out = a.out or os.path.join(results_dir(cfg["run_id"]), "calibration.json")
+    out = a.out or os.path.join(results_dir(cfg["run_id"]), f"calibration{judge_suffix(a)}.json")
     items = [item for _, _, set_items in sets for item in set_items]
     print(f"calibrate: {len(items)} labelled answers in {len(sets)} set(s) (judge model: "
           f"{judge_model or 'none, rules only'})", file=sys.stderr)
-    graded = grade_labelled(items, cfg, workers)
+    graded = grade_labelled(items, cfg, workers, a.judge_endpoint or "LLM")
     reports, start = [], 0
     for role, path, set_items in sets:
         reports.append(set_report(role, path, set_items, graded[start:start + len(set_items)]))
@@ -331,7 +345,35 @@ def parser() -> argparse.ArgumentParser:
                          "of grading runs")
     ap.add_argument("--heldout", metavar="HELDOUT_JSONL",
                     help="with --calibrate: also grade this held-out labelled set and report its rates apart")
+    ap.add_argument("--judge-model", metavar="ID",
+                    help="grade with this judge model instead of the config's judge_model (a judge panel: "
+                         "default --out results/RUN_ID/verdicts-ID.jsonl, or calibration-ID.json)")
+    ap.add_argument("--judge-endpoint", metavar="PREFIX",
+                    help="the judge's endpoint from the environment variables PREFIX_BASE_URL and PREFIX_API_KEY "
+                         "instead of LLM_BASE_URL and LLM_API_KEY (e.g. JUDGE2)")
     return ap
+
+
+def judge_config(a: argparse.Namespace) -> dict:
+    """The config, with --judge-model in place of its judge_model when given; an InputError for
+    a --judge-endpoint without a judge model, or not a prefix of environment variable names."""
+    cfg = load_config(a.config)
+    if a.judge_model is not None:
+        cfg = {**cfg, "judge_model": a.judge_model}
+    if a.judge_endpoint is not None:
+        if not ENDPOINT_PREFIX.fullmatch(a.judge_endpoint):
+            raise InputError(f"--judge-endpoint {a.judge_endpoint!r}: expected the prefix of environment variable "
+                             f"names, in capitals (JUDGE2 reads JUDGE2_BASE_URL and JUDGE2_API_KEY)")
+        if not cfg["judge_model"]:
+            raise InputError("--judge-endpoint needs a judge model: pass --judge-model ID (the config's judge_model "
+                             "is null, so the rules alone would grade and no endpoint would be asked)")
+    return cfg
+
+
+def judge_suffix(a: argparse.Namespace) -> str:
+    """The part of a default file name that names the judge of --judge-model ("" without it):
+    its id with every character a file name should not hold made '_'."""
+    return f"-{re.sub(r'[^A-Za-z0-9._-]', '_', a.judge_model)}" if a.judge_model else ""
 
 
 def grade(a: argparse.Namespace, argv: list[str] | None, cfg: dict, client: LLMClient | None, workers: int,
@@ -378,8 +420,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--heldout needs --calibrate")
     if a.calibrate:
         return calibrate(a)
+    if a.runs and not a.out and a.judge_model:
+        a.out = os.path.join(results_dir(load_config(a.config)["run_id"]), f"verdicts{judge_suffix(a)}.jsonl")
     if not a.runs or not a.out:
-        ap.error("--runs and --out are required (unless --calibrate)")
+        ap.error("--runs and --out are required (unless --calibrate; --out defaults with --judge-model)")
     output_path(a.out, "--out")
     with output_lock(a.out):
         return judge_runs(a, argv)
@@ -389,7 +433,7 @@ def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
     """The verdicts, in order: the comparison, what is graded, the rest shuffled and graded."""
     shard = parse_shard(a.shard)
 
-    cfg = load_config(a.config)
+    cfg = judge_config(a)
     workers = a.workers if a.workers is not None else cfg["workers"]
     # A retrieval-only record has no answer to grade (run.py --retrieval-only); score.py shows
     # its retrieval columns and says accuracy was not measured.
@@ -412,7 +456,7 @@ def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
             for r in records if record_key(r) not in done]
     need_llm = [r for r, decided in todo if r["answer"] is not None and decided is None]
     undecided = len(need_llm) + sum(decided is not None and decided[1] == "no_match" for _, decided in todo)
-    client = LLMClient(cfg, role="judge", workers=workers) if need_llm else None
+    client = LLMClient(cfg, role="judge", workers=workers, env=a.judge_endpoint or "LLM") if need_llm else None
     print(f"judge: {len(records)} records, {len(records) - len(todo)} already graded, {len(todo)} to grade "
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{undecided} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)

@@ -131,19 +131,20 @@ class Completion:
     finish_reason: str | None = None
 
 
-def endpoint_from_env() -> tuple[str, str, str]:
-    """The endpoint, key and endpoint identity from the environment; the key is only ever held
-    in memory. LLM_ENDPOINT_ID, when set, names what serves the model independently of its
-    address: serve.py sets it, since the embedded server gets a new port every time and the
-    cache must still hit."""
-    base_url = os.environ.get("LLM_BASE_URL") or None
-    api_key = os.environ.get("LLM_API_KEY") or ""
-    if not api_key and not base_url:
-        raise InputError("no model endpoint: set LLM_BASE_URL (and LLM_API_KEY if the endpoint needs "
+def endpoint_from_env(env: str = "LLM") -> tuple[str, str, str]:
+    """The endpoint, key and endpoint identity from the environment variables ENV_BASE_URL,
+    ENV_API_KEY and ENV_ENDPOINT_ID (LLM_ by default; judge.py --judge-endpoint names another
+    prefix); the key is only ever held in memory. LLM_ENDPOINT_ID, when set, names what serves
+    the model independently of its address: serve.py sets it, since the embedded server gets a
+    new port every time and the cache must still hit."""
+    base_url = os.environ.get(f"{env}_BASE_URL") or None
+    api_key = os.environ.get(f"{env}_API_KEY") or ""
+    if not base_url and (env != "LLM" or not api_key):  # only LLM_ falls back to the default endpoint
+        raise InputError(f"no model endpoint: set {env}_BASE_URL (and {env}_API_KEY if the endpoint needs "
                          "one), or run `make bench`, which serves the embedded model locally")
     # The default endpoint's identity is None, not its URL: the keys of answers already cached
     # hold None for it, so they still hit.
-    return base_url or DEFAULT_BASE_URL, api_key, os.environ.get("LLM_ENDPOINT_ID") or base_url
+    return base_url or DEFAULT_BASE_URL, api_key, os.environ.get(f"{env}_ENDPOINT_ID") or base_url
 
 
 def endpoint_label(url: str) -> str:
@@ -420,7 +421,7 @@ def pool_manager(base_url: str, connections: int, setting: str = "LLM_BASE_URL")
         typed = without_credentials(base_url)
         hint = f"; did you mean 'http://{typed}'?" if "://" not in base_url else ""
         raise InputError(f"{setting} {typed!r} is not an http(s) URL"
-                         f"{' of an OpenAI-compatible API' if setting == 'LLM_BASE_URL' else ''}"
+                         f"{' of an OpenAI-compatible API' if setting.endswith('_BASE_URL') else ''}"
                          f"{hint} (for example http://127.0.0.1:8080/v1)")
     # block=False: a thread finding every kept connection busy opens one more, kept only while
     # fewer than `connections` are idle, rather than waiting for one.
@@ -515,9 +516,10 @@ class Wire:
     and the key scrubbed from anything the server sends back. urllib3 neither retries nor
     follows a redirect: LLMClient owns the retries and Retry-After."""
 
-    def __init__(self, base_url: str, api_key: str, timeout_s: float, connections: int) -> None:
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, connections: int,
+                 setting: str = "LLM_BASE_URL") -> None:
         self._api_key = api_key
-        self._manager = pool_manager(base_url, connections)
+        self._manager = pool_manager(base_url, connections, setting)
         u = urllib.parse.urlsplit(base_url)
         # The URL requested: the endpoint's, without any user:password (never sent anywhere).
         self._url = urllib.parse.urlunsplit((u.scheme, u.netloc.rsplit("@", 1)[-1],
@@ -543,8 +545,10 @@ class LLMClient:
     Its parts: the response cache (ResponseCache), the HTTP wire (Wire), the usage count
     (UsageCounter); here, the calls, their retries and the preflight."""
 
-    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer", workers: int = 1) -> None:
-        self.base_url, api_key, self.endpoint_id = endpoint_from_env()
+    def __init__(self, config: dict, use_cache: bool = True, role: str = "answer", workers: int = 1,
+                 env: str = "LLM") -> None:  # env: the prefix of the endpoint's variables
+        self.base_url, api_key, self.endpoint_id = endpoint_from_env(env)
+        self.env = env
         self.label = endpoint_label(self.base_url)
         self.role = role
         self.sampling = config[f"{role}_sampling"]
@@ -554,7 +558,7 @@ class LLMClient:
         self.backoff_s = config["retry_backoff_s"]
         self.cache = ResponseCache(config["cache_dir"] if use_cache else None)
         # One kept connection per thread that calls it: the stages pass their worker count.
-        self.wire = Wire(self.base_url, api_key, self.timeout_s, workers)
+        self.wire = Wire(self.base_url, api_key, self.timeout_s, workers, f"{env}_BASE_URL")
         self.usage = UsageCounter()
         self._lock = threading.Lock()
         self.network_calls = 0  # requests actually sent; a warm rerun keeps this at zero
@@ -693,7 +697,7 @@ class LLMClient:
         if status in (401, 403):
             message = self.wire.scrub(_message(status, data))
             raise AuthenticationError(f"authentication failed: the model endpoint {self.label} answered HTTP {status} "
-                                      f"({message}); check LLM_API_KEY and LLM_BASE_URL")
+                                      f"({message}); check {self.env}_API_KEY and {self.env}_BASE_URL")
         if status in NOT_AN_API_STATUSES:
             message = self.wire.scrub(_message(status, data))
             return None, None, f"not_an_api: HTTP {status}", f"HTTP {status}: {message}"
@@ -763,13 +767,13 @@ def preflight_error(client: LLMClient, error: str, detail: str, model: str, atte
     model_key, sampling_key = f"{client.role}_model", f"{client.role}_sampling"
     if error == "connection":
         return EndpointError(f"cannot connect to {where} ({detail}): start the server there, or set "
-                             f"LLM_BASE_URL to an endpoint that is up")
+                             f"{client.env}_BASE_URL to an endpoint that is up")
     if error == "timeout":
-        return EndpointError(f"{where} did not answer within request_timeout_s ({client.timeout_s:g} s), "
-                             f"{attempts} tries: check that LLM_BASE_URL is the right endpoint and that it is up, "
-                             f"or raise request_timeout_s in the config")
+        return EndpointError(f"{where} did not answer within request_timeout_s ({client.timeout_s:g} s), {attempts} "
+                             f"tries: check that {client.env}_BASE_URL is the right endpoint and that it is up, or "
+                             f"raise request_timeout_s in the config")
     if error == "bad_response":
-        return EndpointError(f"{where} did not answer with a chat completion ({detail}): LLM_BASE_URL must "
+        return EndpointError(f"{where} did not answer with a chat completion ({detail}): {client.env}_BASE_URL must "
                              f"be an OpenAI-compatible API, usually ending in /v1")
     if error.startswith("bad_request"):
         return EndpointError(f"{where} refused the request with {model_key} {model!r} and {sampling_key} "
@@ -777,13 +781,14 @@ def preflight_error(client: LLMClient, error: str, detail: str, model: str, atte
     if error.startswith("not_an_api"):
         return EndpointError(f"{where} answered {detail} to a chat request: what listens there is not an "
                              f"OpenAI-compatible API (a busy model server answers 429 or 503, which are retried; "
-                             f"this is not): set LLM_BASE_URL to the model server's API base, usually ending in /v1")
+                             f"this is not): set {client.env}_BASE_URL to the model server's API base, usually ending "
+                             f"in /v1")
     if error.startswith("http_404"):
         return EndpointError(f"{where} answered 404 for model {model!r} ({detail}): set {model_key} in the "
-                             f"config to a model it serves, and check that LLM_BASE_URL is the API's base, "
+                             f"config to a model it serves, and check that {client.env}_BASE_URL is the API's base, "
                              f"usually ending in /v1")
     if error.startswith("http_"):
-        return EndpointError(f"{where} answered {detail} to a chat request: check LLM_BASE_URL and "
+        return EndpointError(f"{where} answered {detail} to a chat request: check {client.env}_BASE_URL and "
                              f"{model_key} in the config")
     return EndpointDown(f"{where} answered only {error} to a first small request, {attempts} tries; "
                         f"rerun the same command when it answers")

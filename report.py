@@ -41,6 +41,7 @@ Usage:
   python report.py --scores results/RUN/scores.json --manifest results/RUN/manifest-RUN.json \\
       --runs runs/RUN/*.jsonl --verdicts results/RUN/verdicts.jsonl --checks results/RUN/checks.json \\
       --calibration results/RUN/calibration.json --audit results/RUN/audit.json --out results/RUN/report.md
+  python report.py ... --panel results/RUN/panel.json --sweep results/sweep.json   # the ranking's stability
 """
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ from context import render_line
 from report_document import Code, Heading, Link, Para, render_markdown, render_terminal, segs
 from report_provenance import (checks_section, facts_section, grader_of, judge_section, plots_note,
                                reproduce_section)
+from report_stability import stability_line
 
 PLOT_NAMES = ("accuracy", "budget", "failures")
 MANIFEST_FIELDS = ("run_id", "created_utc", "git_commit", "git_dirty", "dataset", "dataset_sha256", "dataset_counts",
@@ -150,7 +152,7 @@ def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
 
 def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: dict | None, calibration: dict | None,
                  audit: dict | None, plots: dict | None, paths: dict, artifacts: dict | None = None,
-                 model_free: dict | None = None) -> list:
+                 model_free: dict | None = None, stability: list | None = None) -> list:
     """The whole report: first the answer (the compact table, the reader, the checks and the
     deviations in a line each; the model-free comparison's table first when the reader cannot
     compare systems by accuracy), then the rest: every metric, the contract, the paired
@@ -170,7 +172,8 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     free_page = (os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(paths["model_free"])), "report.html"),
                                  os.path.dirname(os.path.abspath(paths["html"]))) if paths["model_free"] else "")
     blocks += glance_section(scores, order, manifest, checks, current,
-                             grader_line(scores, calibration, grader_of(verdicts)), model_free, artifacts, free_page)
+                             grader_line(scores, calibration, grader_of(verdicts)), model_free, artifacts, free_page,
+                             stability)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
     blocks += contract_section(scores, manifest, checks, current)
@@ -212,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                                          "retrieval (optional): when check.py finds the reader inadequate for "
                                          "accuracy, the first screen leads with its table, linked to the report.html "
                                          "beside it")
+    ap.add_argument("--panel", help="results/$RUN/panel.json from panel.py: did the ranking hold under every judge")
+    ap.add_argument("--sweep", help="sweep.py's JSON holding these scores: did the ranking hold under every reader")
     ap.add_argument("--dataset", help="the dataset, when it is no longer where the manifest says (checked by sha256)")
     ap.add_argument("--out", help="report.md to write; report.html and the plots go beside it (default: report.md "
                                   "beside --scores)")
@@ -246,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                                       "flagged")) if a.audit else None
     artifacts = read_artifacts(a.artifacts) if a.artifacts else None
     model_free = read_model_free(a.model_free, scores) if a.model_free else None
+    stability = stability_line(scores, a.scores, a.panel, a.sweep)
     # 3. Plots, then the report in both forms.
     order = scores["systems"]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -259,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         elif os.path.exists(path):
             os.unlink(path)  # a plot of an earlier report that this one does not draw
     blocks = build_blocks(scores, manifest, verdicts, checks, calibration, audit, plots if drawn is not None else None,
-                          paths, artifacts, model_free)
+                          paths, artifacts, model_free, stability)
     write_atomic(a.out, render_markdown(blocks, os.path.basename(paths["html"])))
     # The cases of the records, read again from the file dataset_from validated.
     cases = list(iter_cases(dataset.path, {r["case_id"] for r in records}))

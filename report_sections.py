@@ -294,10 +294,10 @@ def artifacts_line(artifacts: dict | None, page: str = "") -> list | None:
 
 def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool,
                    grader: list | None, model_free: dict | None = None, artifacts: dict | None = None,
-                   model_free_page: str = "") -> list:
+                   model_free_page: str = "", stability: list | None = None) -> list:
     """The first screen: the answer table, then one line each for what the reader lets accuracy
-    show, the grader's calibration (`grader`, grader_line's), the artifact audit, the
-    instrument's checks and every deviation (at most DEVIATION_LINES, the rest a link away).
+    show, the grader's calibration (`grader`), the ranking's stability (`stability`), the artifact
+    audit, the instrument's checks and every deviation (at most DEVIATION_LINES, the rest a link away).
     When the reader's verdict says accuracy cannot compare memory systems and the model-free
     comparison is given (`model_free`, its report at `model_free_page`), its retrieval table
     leads and the accuracy table of these runs follows the lines."""
@@ -308,7 +308,7 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
              artifacts_line(artifacts, model_free_page) if model_free is not None else None)
     lines = [x for x in (publication_note(scores), coverage_line(scores, model_free if retrieval_leads else None),
                          reader_line(scores, manifest, reader_of(checks, current)),
-                         recall_line(scores) if not retrieval_leads else None, grader, audit) if x is not None]
+                         recall_line(scores) if not retrieval_leads else None, grader, stability, audit) if x is not None]
     lines.append(checks_line(scores, checks, current, model_free if retrieval_leads else None))
     whole_lines = len(lines)
     lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]

@@ -2,14 +2,15 @@
 the nearest-rank percentile, the paired cluster bootstrap (its resamples, the 95% percentile
 interval, the paired summary of a difference, whether it separates two systems and the minimum
 detectable difference), and the tests and intervals of a rate (Fisher's exact test, Cohen's
-kappa, the Wilson interval). metrics.py defines the metrics on top of these; every number of a
-comparison takes its interval from here.
+and Fleiss' kappa, the Wilson interval) and of a ranking (Kendall's tau-b). metrics.py defines
+the metrics on top of these; every number of a comparison takes its interval from here.
 """
 from __future__ import annotations
 
 import math
 import statistics
 from collections import Counter
+from itertools import combinations
 
 import numpy as np
 
@@ -30,6 +31,8 @@ BOOTSTRAP_PIECE = 1 << 22
 # not typed, so every module that needs them (the Wilson interval too) holds the same digits.
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 Z80 = statistics.NormalDist().inv_cdf(0.80)
+# A total, or its value in every resample (ClusterBootstrap.totals): the kappas take either.
+Totals = float | np.ndarray
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +156,7 @@ def minimum_detectable(difference: dict | None) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rates: a one-sided test, agreement between two raters, the Wilson interval
+# Rates: a one-sided test, agreement between raters, rankings, the Wilson interval
 # ---------------------------------------------------------------------------------------------
 
 def fisher_greater(a: int, n1: int, b: int, n2: int) -> float:
@@ -176,6 +179,58 @@ def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
     if chance == n * n:
         return None
     return (observed / n - chance / (n * n)) / (1 - chance / (n * n))
+
+
+def binary_cohen_kappa(n: Totals, agree: Totals, first: Totals, second: Totals) -> np.ndarray:
+    """Cohen's kappa of two raters on a yes/no label from totals: n items, `agree` of them
+    labelled alike, `first` and `second` the yeses of each. Takes numbers or arrays of resampled
+    totals alike (numpy arithmetic), so a point and its resamples are one formula; NaN where it
+    is undefined (no items, or both raters gave every item the same one label)."""
+    n, agree, first, second = (np.asarray(x, dtype=np.float64) for x in (n, agree, first, second))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chance = (first * second + (n - first) * (n - second)) / (n * n)
+        return np.where((n > 0) & (chance < 1), (agree / n - chance) / (1 - chance), np.nan)
+
+
+def fleiss_kappa(n: Totals, raters: int, agreeing_pairs: Totals, yeses: Totals) -> np.ndarray:
+    """Fleiss' kappa of `raters` raters on a yes/no label from totals: n items, agreeing_pairs the
+    rater pairs that agree, summed over the items (agreeing_pairs()), yeses the yes labels of all
+    raters together. Numbers or arrays of resampled totals alike; NaN where it is undefined (no
+    items, or every label the same). With two raters it is Scott's pi, which pools the raters'
+    shares of yeses where Cohen's kappa keeps each rater's own."""
+    n, agreeing_pairs, yeses = (np.asarray(x, dtype=np.float64) for x in (n, agreeing_pairs, yeses))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = yeses / (n * raters)
+        chance = p * p + (1 - p) * (1 - p)
+        observed = agreeing_pairs / (n * math.comb(raters, 2))
+        return np.where((n > 0) & (chance < 1), (observed - chance) / (1 - chance), np.nan)
+
+
+def agreeing_pairs(yeses: int, raters: int) -> int:
+    """How many of an item's rater pairs agree, given how many of its raters said yes: a whole
+    number, so that the bootstrap's totals of it are exact."""
+    return math.comb(yeses, 2) + math.comb(raters - yeses, 2)
+
+
+def kendall_tau_b(a: dict, b: dict) -> float | None:
+    """Kendall's tau-b between two scorings of the same systems (ties counted as neither
+    concordant nor discordant, and corrected for); None when one scoring ties every system."""
+    concordant = discordant = ties_a = ties_b = 0
+    for x, y in combinations(sorted(a), 2):
+        da, db = a[x] - a[y], b[x] - b[y]
+        if da == 0 and db == 0:
+            continue
+        if da == 0:
+            ties_a += 1
+        elif db == 0:
+            ties_b += 1
+        elif (da > 0) == (db > 0):
+            concordant += 1
+        else:
+            discordant += 1
+    n = concordant + discordant
+    denominator = ((n + ties_a) * (n + ties_b)) ** 0.5
+    return (concordant - discordant) / denominator if denominator else None
 
 
 def wilson_interval(k: int, n: int, z: float = Z95) -> list[float] | None:

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import sys
-from itertools import combinations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -29,30 +28,10 @@ from blind import OVERALL, backend_records, recall_table  # noqa: E402
 from cli import EXIT_OK, InputError, run_cli  # noqa: E402
 from config import load_config  # noqa: E402
 from dataset import load_dataset  # noqa: E402
+from stats import kendall_tau_b  # noqa: E402
 
 SYSTEMS = ("keyword", "bm25", "hash", "dense_wordllama")
 REAL = os.path.join("data", "imported", "locomo.jsonl")
-
-
-def kendall_tau_b(a: dict, b: dict) -> float | None:
-    """Kendall's tau-b between two scorings of the same systems (ties counted as neither
-    concordant nor discordant, and corrected for); None when one scoring ties every system."""
-    concordant = discordant = ties_a = ties_b = 0
-    for x, y in combinations(sorted(a), 2):
-        da, db = a[x] - a[y], b[x] - b[y]
-        if da == 0 and db == 0:
-            continue
-        if da == 0:
-            ties_a += 1
-        elif db == 0:
-            ties_b += 1
-        elif (da > 0) == (db > 0):
-            concordant += 1
-        else:
-            discordant += 1
-    n = concordant + discordant
-    denominator = ((n + ties_a) * (n + ties_b)) ** 0.5
-    return (concordant - discordant) / denominator if denominator else None
 
 
 def recall_by_system(path: str, systems: list[str], config: dict, k: int) -> dict:

@@ -14,7 +14,8 @@ from config import load_config
 from conftest import ROOT, write_config
 
 # The stage scripts (one verb each) and the other top-level scripts; the rest of the root's
-STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts"}
+STAGES = {"manifest", "run", "judge", "check", "score", "report", "merge", "audit", "compare", "artifacts", "panel",
+          "sweep"}
 SCRIPTS = STAGES | {"serve", "bundle"}
 
 
