@@ -197,15 +197,16 @@ def dollar_cost_metrics(pairs: list[tuple[dict, dict | None]], correct: int, tab
             "cost_note": "; ".join(notes + ([] if total is None or correct else ["no correct answer"])) or None}
 
 
-def cost_frontier(systems: list[dict], controls: frozenset | set) -> dict:
-    """Per system row label, whether it is on the accuracy-cost frontier of its budget: no other
-    system of that budget is at least as accurate for at most its cost per question, and better
-    in one of the two. None for a control (it is given its context, it does not compete) and for
-    a row without accuracy or cost per question."""
+def frontier(systems: list[dict], controls: frozenset | set, cost: str) -> dict:
+    """Per system row label, whether it is on its budget's frontier of accuracy against `cost` (a
+    row's field where less is better: cost_per_question_usd, search_ms_p95): no other system of
+    that budget is at least as accurate for at most its cost, and better in one of the two. None
+    for a control (it is given its context, it does not compete) and for a row without both
+    figures."""
     def point(s: dict) -> tuple | None:
-        if s["backend"] in controls or s["accuracy"] is None or s["cost_per_question_usd"] is None:
+        if s["backend"] in controls or s["accuracy"] is None or s[cost] is None:
             return None
-        return s["accuracy"], s["cost_per_question_usd"]
+        return s["accuracy"], s[cost]
     out = {}
     for s in systems:
         p = point(s)

@@ -61,6 +61,7 @@ from formats import (BUDGET_FIELD, CHECKS_FORMAT, SCORES_FORMAT, check_format, c
                      read_verdicts, record_key, refuse_stale_checks_verdicts)
 from metrics import FAILURE_CAUSES, question_outcome
 from report_explorer import explorer_data, render_html
+from report_cost import dollar_cost_blocks, frontier_blocks
 from report_plots import draw_plots
 from report_sections import (artifacts_section, budget_section, by_type_section, checks_current,
                              contract_section, controls_section, cost_section, failures_section,
@@ -77,7 +78,7 @@ from report_provenance import (checks_section, facts_section, grader_of, judge_s
                                reproduce_section)
 from report_stability import stability_line
 
-PLOT_NAMES = ("accuracy", "budget", "failures")
+PLOT_NAMES = ("accuracy", "budget", "failures", "frontier")
 MANIFEST_FIELDS = ("run_id", "created_utc", "git_commit", "git_dirty", "dataset", "dataset_sha256", "dataset_counts",
                    "config", "config_sha256", "answer_model", "judge_model", "top_k", "context_token_budget",
                    "tokenizer", "endpoint", "served_model_info", "backends")
@@ -186,7 +187,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks += artifacts_section(scores, artifacts, manifest, paths["artifacts"])
     blocks += budget_section(scores, order, got)
     blocks += failures_section(scores, order, got, html_name)
-    blocks += cost_section(scores, order)
+    blocks += cost_section(scores, order) + dollar_cost_blocks(scores, order) + frontier_blocks(scores, order, plots)
     blocks += repeats_section(scores, order)
     blocks += judge_section(scores, verdicts, calibration, audit, paths, manifest["config"])
     blocks += checks_section(checks, current, paths)

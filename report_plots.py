@@ -117,6 +117,37 @@ def failures_plot(plt, order: list[dict]) -> bytes:
     return figure_bytes(fig)
 
 
+def frontier_plot(plt, scores: dict, order: list[dict]) -> bytes | None:
+    """Accuracy against cost per question and against search p95, a point per system (controls
+    aside), the systems on each frontier filled and joined, the others hollow; a panel only where
+    some system has both figures, None where neither has."""
+    panels = [(key, name, field) for key, name, field in
+              (("cost_per_question_usd", "cost per question (USD)", "cost_frontier"),
+               ("search_ms_p95", "search p95 (ms)", "latency_frontier"))
+              if any(s[key] is not None and s["accuracy"] is not None and not is_control(s) for s in order)]
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.6), squeeze=False)
+    for ax, (key, name, field) in zip(axes[0], panels):
+        points = [s for s in order if s[key] is not None and s["accuracy"] is not None and not is_control(s)]
+        for s in points:
+            on = s[field]
+            ax.scatter([s[key]], [s["accuracy"]], s=36, edgecolors=SYSTEM_COLOR, linewidths=1.2,
+                       facecolors=SYSTEM_COLOR if on else "white", zorder=3)
+            ax.annotate(s["label"], (s[key], s["accuracy"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        for budget in dict.fromkeys(s["budget"] for s in points):
+            line = sorted((s[key], s["accuracy"]) for s in points if s[field] and s["budget"] == budget)
+            if len(line) > 1:
+                ax.step([p[0] for p in line], [p[1] for p in line], where="post", color=SYSTEM_COLOR,
+                        linewidth=0.8, linestyle="--")
+        ax.set_xlabel(name + " (less is better)")
+        ax.set_ylabel("accuracy (answerable)")
+        ax.set_ylim(0, 1.05)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle("Frontiers: filled points are on them (no other system as accurate for less)", fontsize=10)
+    return figure_bytes(fig)
+
+
 def draw_plots(scores: dict, order: list[dict]) -> dict | None:
     """{name: PNG bytes} for the plots that apply, or None without matplotlib (the optional
     extra): a missing extra is not an error, the report says how to get it."""
@@ -131,5 +162,8 @@ def draw_plots(scores: dict, order: list[dict]) -> dict | None:
         plots["budget"] = budget_plot(plt, scores, order)
     if not retrieval_only(scores):
         plots["failures"] = failures_plot(plt, order)
+        frontier = frontier_plot(plt, scores, order)
+        if frontier is not None:
+            plots["frontier"] = frontier
     plt.close("all")
     return plots

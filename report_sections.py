@@ -14,7 +14,6 @@ from blind import summary as artifacts_summary
 from blind import table as artifacts_table
 from contract import CONTROL_NAMES, QUESTION_TYPES
 from metrics import FAILURE_CAUSES
-from prices import usd
 from wording import (calibration_text, control_lines, coverage_reasons, disclosures, estimate_text,
                      interval_text, mdd_text, noise_floor_legend, rate, reading, separated_text,
                      type_difference_text, whole)
@@ -844,32 +843,7 @@ def cost_section(scores: dict, order: list[dict]) -> list:
                               "answer calls were in flight, which share the CPU with a local model.")),
                     Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
     blocks += notes.blocks()
-    return blocks + dollar_cost_blocks(scores, order)
-
-
-def dollar_cost_blocks(scores: dict, order: list[dict]) -> list:
-    """Each system's dollar cost (docs/metrics.md): per question, of ingestion, per correct
-    answer, with the answer, judge and total cost; n/a with its reason, never 0."""
-    notes = Footnotes()
-    rows = []
-    for s in order:
-        cells = [usd(s[k]) for k in ("cost_per_question_usd", "cost_ingestion_usd", "cost_per_correct_usd",
-                                     "cost_answer_usd", "cost_judge_usd", "cost_total_usd")]
-        if s["cost_note"]:
-            cells[0] = notes.cell(cells[0], s["label"], "dollar cost", s["cost_note"])
-        frontier = {True: "yes", False: "no", None: "–"}[s["cost_frontier"]]
-        rows.append([display(s, scores), *cells, rate(s["accuracy"]), frontier])
-    header = ["system", "per question", "ingestion", "per correct answer", "answer calls", "judge calls", "total",
-              "accuracy", "frontier"]
-    p = scores["prices"]
-    blocks: list = [Para(segs(f"Dollar cost, in USD at the prices of ", Code(p["file"]), f" dated {p['date']} "
-                              f"(sha256 {p['sha256'][:12]}): {p['basis']}. Per question: the answer call and its "
-                              "judge call, over the records; ingestion: the system's own model calls while writing; "
-                              "per correct answer: all of it over the correct answers. Frontier: no other system "
-                              "at its budget (controls aside) is as accurate for no more per question and better in "
-                              "one of the two; – for a control or a row without both figures.")),
-                    Table(header, rows, [row_class(s, scores) for s in order], [False] + [True] * (len(header) - 1))]
-    return blocks + notes.blocks()
+    return blocks
 
 
 def repeats_section(scores: dict, order: list[dict]) -> list:

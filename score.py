@@ -36,7 +36,7 @@ from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format
                      refuse_stale_checks_verdicts, served_model_counts)
 from config import load_config
 from metrics import Scoring, pair_verdicts, retrieval_differences
-from prices import COST_BASIS, DEFAULT_TABLE, cost_frontier, load_prices, usd
+from prices import COST_BASIS, DEFAULT_TABLE, frontier, load_prices, usd
 from stats import RESAMPLES, SEED
 from wording import (calibration_text, control_lines, coverage_reasons, disclosures, interval_text, mdd_text,
                      noise_floor_legend, noise_floor_text, rate, reading, separated_text, whole)
@@ -266,6 +266,7 @@ def cost_line(s: dict) -> str:
               f"{rate(s['search_ms_max'])} ms at {store} items per namespace (max {whole(s['store_items_max'])}), "
               f"{na(rate(s['search_contended_share']), s['search_contended_share'], s['search_contended_note'])} of "
               f"searches while answer calls were in flight"
+              + ("; on the accuracy-latency frontier" if s["latency_frontier"] else "")
               if s["search_ms_p95"] is not None else f"search n/a ({s['search_ms_note']})")
     return (f"context tokens {na(whole(s['mean_context_tokens']), s['mean_context_tokens'], s['context_tokens_note'])} "
             f"mean, {whole(s['total_context_tokens'])} total; {usage}; answer calls {s['answer_calls']} "
@@ -284,10 +285,12 @@ def dollar_line(s: dict) -> str:
 
 
 def on_frontier(systems: list[dict]) -> list[dict]:
-    """The system rows, each with cost_frontier: whether it is on its budget's accuracy-cost
-    frontier (prices.cost_frontier; None for a control or a row without both figures)."""
-    frontier = cost_frontier(systems, CONTROL_NAMES)
-    return [{**s, "cost_frontier": frontier[s["label"]]} for s in systems]
+    """The system rows, each with cost_frontier and latency_frontier: whether it is on its
+    budget's frontier of accuracy against cost per question, and against search p95
+    (prices.frontier; None for a control or a row without both figures)."""
+    cost = frontier(systems, CONTROL_NAMES, "cost_per_question_usd")
+    latency = frontier(systems, CONTROL_NAMES, "search_ms_p95")
+    return [{**s, "cost_frontier": cost[s["label"]], "latency_frontier": latency[s["label"]]} for s in systems]
 
 
 def price_table_path(a: argparse.Namespace) -> str:

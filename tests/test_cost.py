@@ -177,15 +177,15 @@ def test_a_run_stopped_by_max_cost_then_resumed_with_it_raised_equals_a_run_neve
     assert strip(records(out)) == strip(records(clean))
 
 
-def test_the_frontier_marks_the_systems_no_other_beats_on_both_accuracy_and_cost():
-    from prices import cost_frontier
+@pytest.mark.parametrize("cost", ["cost_per_question_usd", "search_ms_p95"])
+def test_the_frontier_marks_the_systems_no_other_beats_on_both_accuracy_and_cost(cost):
+    from prices import frontier
 
-    def row(label: str, acc, cost, backend: str | None = None, budget: int = 270) -> dict:
-        return {"label": label, "backend": backend or label, "budget": budget, "accuracy": acc,
-                "cost_per_question_usd": cost}
+    def row(label: str, acc, value, backend: str | None = None, budget: int = 270) -> dict:
+        return {"label": label, "backend": backend or label, "budget": budget, "accuracy": acc, cost: value}
     rows = [row("cheap", 0.4, 0.001), row("good", 0.7, 0.01), row("worse_and_dearer", 0.5, 0.02),
             row("tie_but_dearer", 0.7, 0.02), row("oracle", 0.9, 0.0001), row("unpriced", 0.99, None),
             row("other_budget", 0.3, 0.05, budget=500)]
-    assert cost_frontier(rows, {"oracle"}) == {"cheap": True, "good": True, "worse_and_dearer": False,
-                                               "tie_but_dearer": False, "oracle": None, "unpriced": None,
-                                               "other_budget": True}
+    assert frontier(rows, {"oracle"}, cost) == {"cheap": True, "good": True, "worse_and_dearer": False,
+                                                "tie_but_dearer": False, "oracle": None, "unpriced": None,
+                                                "other_budget": True}

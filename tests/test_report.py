@@ -161,12 +161,12 @@ def test_the_html_needs_no_network(real):
 def test_plots_exist_when_the_extra_is_installed(real):
     pytest.importorskip("matplotlib", reason="the plotting extra is not installed (pip install -r requirements-plots.txt)")
     folder = real["results"]
-    for name in ("accuracy", "failures"):
+    for name in ("accuracy", "failures", "frontier"):  # frontier: the systems' search p95 beside accuracy
         png = folder / f"report-{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"](report-{name}.png)" in real["md_text"]
     assert not (folder / "report-budget.png").exists()  # one budget: no curve
-    assert real["html_text"].count('src="data:image/png;base64,') == 2
+    assert real["html_text"].count('src="data:image/png;base64,') == 3
 
 
 def test_without_the_plotting_extra_the_report_says_how_to_get_it(real, tmp_path, monkeypatch):
