@@ -25,6 +25,10 @@ configured, only an answer equal to the gold (`exact`) and a plain decline of an
 Every verdict also says what the rules alone (no judge) would decide (`rules_only_verdict`,
 null when no rule decides), so score.py can count where the rules and the judge disagree.
 
+The config's max_cost (USD) caps what the verdicts file's judge calls cost as recorded (the
+verdicts kept in --out and each one written): judging stops once it is reached, exit 3, and the
+same command resumes after max_cost is raised.
+
 --calibrate grades a labelled set (data/calibration.jsonl: answers labelled right or wrong, the
 tuning set the rules were tuned on) by the same layers, and --heldout a second one
 (data/heldout.jsonl, written by someone who never read the rules); it prints this grader's
@@ -61,7 +65,7 @@ import threading
 from collections import Counter
 from datetime import datetime, timezone
 
-from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, Progress, run_cli, stop_note
+from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, CostCapReached, InputError, Progress, run_cli, stop_note
 from config import SAMPLING_DEFAULTS, load_config, results_dir
 from dataset import dataset_from, parse_shard, shard_of
 from fileio import (dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic,
@@ -70,6 +74,7 @@ from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_F
                      VERDICT_IDENTITY_FIELDS, check_format, load_comparison, record_key, verdict_identity)
 from grading import decide, load_calibration
 from metrics import calibration_rates
+from prices import Cap, call_cost, load_prices, refuse_unpriced
 from rubrics import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, judge_prompt, parse_judge_reply, rubric_for,
                      rubric_template)
 from rules import RULES_SHA256
@@ -376,9 +381,22 @@ def judge_suffix(a: argparse.Namespace) -> str:
     return f"-{re.sub(r'[^A-Za-z0-9._-]', '_', a.judge_model)}" if a.judge_model else ""
 
 
+def judge_cap(cfg: dict, done: dict) -> Cap | None:
+    """The config's max_cost over this verdicts file's judge calls as recorded (the verdicts kept
+    and each one written), or None without one; exit 2 before any call when the judge model is
+    not priced."""
+    if cfg["max_cost"] is None:
+        return None
+    table = load_prices(cfg["price_table"])
+    refuse_unpriced(table, [("judge_model", cfg["judge_model"])], cfg["config_path"])
+    kept = [json.loads(line) for line in done.values()]
+    spent = sum(call_cost(table, v["judge_model"], v["usage"]) or 0.0 for v in kept)
+    return Cap(table, float(cfg["max_cost"]), spent, "this verdicts file's judge calls")
+
+
 def grade(a: argparse.Namespace, argv: list[str] | None, cfg: dict, client: LLMClient | None, workers: int,
           todo: list[tuple[dict, tuple | None]], graded_before: int, total: int, grader: dict,
-          grader_name: str) -> VerdictWriter:
+          grader_name: str, cap: Cap | None = None) -> VerdictWriter:
     """Write a verdict for each record to grade, appending to a.out as each completes: the run's
     failure, the rules' decision, or the LLM judge's answer; the VerdictWriter says what was
     written."""
@@ -404,10 +422,19 @@ def grade(a: argparse.Namespace, argv: list[str] | None, cfg: dict, client: LLMC
             for v, result in pool.results(block=True):
                 out.write({**v, "by": "llm", **result})
                 out.llm += 1
+                if cap is not None:
+                    cap.charge(call_cost(cap.table, judge_model, result["usage"]))
+                    if cap.reached():
+                        raise CostCapReached(cap.text())
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): say what is kept, and how to go on
             out.progress.close()
             raise type(e)(stop_note("judge.py", a.out, graded_before + out.written - out.errors,
                                     total, "verdicts", argv)) from None
+        except CostCapReached as e:  # queued calls are dropped; one in flight is redone (from the cache) on resume
+            pool.stop()
+            out.progress.close()
+            kept = stop_note("judge.py", a.out, graded_before + out.written - out.errors, total, "verdicts", argv)
+            raise CostCapReached(f"{e}; {kept}, once max_cost in {a.config} is raised") from None
         out.progress.close()
     return out
 
@@ -461,7 +488,13 @@ def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
           f"({dropped} graded again: failed, or graded against another gold, answer, annotation or grader; "
           f"{undecided} undecided by rules; judge model: {judge_model or 'none, rules only'})", file=sys.stderr)
 
-    out = grade(a, argv, cfg, client, workers, todo, len(records) - len(todo), len(records), grader, grader_name)
+    cap = judge_cap(cfg, done) if need_llm else None
+    if cap is not None and cap.reached():
+        raise CostCapReached(f"{cap.text()}, before this command made a call; "
+                             f"{stop_note('judge.py', a.out, len(records) - len(todo), len(records), 'verdicts', argv)}"
+                             f", once max_cost in {a.config} is raised")
+    out = grade(a, argv, cfg, client, workers, todo, len(records) - len(todo), len(records), grader, grader_name,
+                cap)
     print(f"wrote {a.out}: {out.written} new verdicts ({out.llm} by the LLM judge), "
           f"{out.errors} judge errors", file=sys.stderr)
     if out.errors and out.errors / len(records) > cfg["max_error_rate"]:

@@ -136,6 +136,39 @@ def run_cost(table: PriceTable, records: list[dict]) -> float:
     return answers + sum(write_cost(table, r) or 0.0 for r in cases.values())
 
 
+class Cap:
+    """The config's max_cost over one output file's calls as recorded: what it held when the
+    stage started and each call written since. Cached calls count as when they were made, so a
+    stage stops at the same line whether the response cache is warm or cold, and a rerun under
+    the same cap stops at once instead of spending it again."""
+
+    def __init__(self, table: PriceTable, limit: float, spent: float, what: str) -> None:
+        self.table, self.limit, self.spent, self.what = table, limit, spent, what
+
+    def charge(self, amount: float | None) -> None:
+        """Count one call's cost; a call without one (no usage reported) adds nothing."""
+        self.spent += amount or 0.0
+
+    def reached(self) -> bool:
+        """Whether the file's calls cost max_cost or more."""
+        return self.spent >= self.limit
+
+    def text(self) -> str:
+        """What the stop message says of the cap."""
+        return (f"max_cost {usd(self.limit)} reached: {self.what} cost {usd(self.spent)} as recorded "
+                f"(price table dated {self.table.date})")
+
+
+def refuse_unpriced(table: PriceTable, models: list[tuple[str, str | None]], config_path: str) -> None:
+    """With a cap, every model the stage calls must be priced: an unpriced call would pass the cap
+    unseen, so that is an InputError (exit 2) before any call."""
+    for what, model in models:
+        why = table.unpriced(model)
+        if why:
+            raise InputError(f"{config_path}: key 'max_cost' is set, but {what}: {why} ({table.path}); "
+                             f"add its prices there (price_table), or set max_cost: null")
+
+
 COST_BASIS = ("the cost of the calls as recorded: each call priced from the usage the endpoint reported when it was "
               "made, a call served since from the response cache included, at the price table's prices")
 

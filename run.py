@@ -63,7 +63,7 @@ from dataset import dataset_index, iter_cases, parse_shard, select_cases
 from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
 from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
 from llm import LLMClient, Workers, server_info
-from prices import PriceTable, call_cost, load_prices, run_cost, tokens_cost, usd, write_cost
+from prices import Cap, PriceTable, call_cost, load_prices, refuse_unpriced, run_cost, tokens_cost, usd, write_cost
 from rubrics import judge_prompt, rubric_for
 
 # Fields that must agree between the records already in --out and this run for a resume to
@@ -323,33 +323,21 @@ class Writer:
                 raise CostCapReached(self.cap.text())
 
 
-class CostCap:
+class CostCap(Cap):
     """The config's max_cost over the run file's calls as recorded (prices.run_cost: what
-    score.py reports for it), the records kept in --out and each one written. Cached calls count
-    as when they were made, so the run stops at the same record whether the response cache is
-    warm or cold, and a rerun under the same cap stops at once instead of spending it again."""
+    score.py reports for it), the records kept in --out and each one written."""
 
     def __init__(self, table: PriceTable, limit: float, kept: list[dict]) -> None:
-        self.table, self.limit = table, limit
-        self.spent = run_cost(table, kept)
+        super().__init__(table, limit, run_cost(table, kept), "this run file's calls")
         self.cases = {(r["case_id"], r["repeat"]) for r in kept if r["internal_usage"] is not None}
 
     def add(self, record: dict) -> None:
         """Count one written record's answer call and, once per case and repeat, its write calls."""
-        self.spent += call_cost(self.table, record["answer_model"], record["usage"]) or 0.0  # no usage: no count
+        self.charge(call_cost(self.table, record["answer_model"], record["usage"]))
         case = (record["case_id"], record["repeat"])
         if record["internal_usage"] is not None and case not in self.cases:
             self.cases.add(case)
-            self.spent += write_cost(self.table, record) or 0.0
-
-    def reached(self) -> bool:
-        """Whether the run file's calls cost max_cost or more."""
-        return self.spent >= self.limit
-
-    def text(self) -> str:
-        """What the stop message says of the cap."""
-        return (f"max_cost {usd(self.limit)} reached: this run file's calls cost {usd(self.spent)} as recorded "
-                f"(price table dated {self.table.date})")
+            self.charge(write_cost(self.table, record))
 
 
 def finish(record: dict, completion) -> dict:
@@ -598,11 +586,7 @@ def cost_cap(cfg: dict, prices: PriceTable | None, system, done: dict, retrieval
     models = [("answer_model", cfg["answer_model"])]
     if getattr(system, "_llm", None) is not None:
         models.append(("the system's own model", system.internal_model))
-    for what, model in models:
-        why = prices.unpriced(model)
-        if why:
-            raise InputError(f"{cfg['config_path']}: key 'max_cost' is set, but {what}: {why} ({prices.path}); "
-                             f"add its prices there (price_table), or set max_cost: null")
+    refuse_unpriced(prices, models, cfg["config_path"])
     return CostCap(prices, float(cfg["max_cost"]), [json.loads(line) for line in done.values()])
 
 

@@ -1,7 +1,7 @@
 """Dollar cost: the price table, score.py's cost per question, of ingestion and per correct
 answer (null with its reason for an unpriced model, the same from a cached rerun), run.py
---estimate against what the run then spends, and max_cost stopping a run that then resumes to
-the file an unstopped run writes.
+--estimate against what the run then spends, and max_cost stopping a run, and judging, that then
+resume to the file an unstopped stage writes.
 
 The fake endpoint reports usage as len(prompt) // 4 prompt tokens and len(reply) // 4
 completion tokens, which is the config's `approx` tokenizer (len // 4) on the same prompt: the
@@ -175,6 +175,56 @@ def test_a_run_stopped_by_max_cost_then_resumed_with_it_raised_equals_a_run_neve
     assert json.loads(capsys.readouterr().out)["records_to_do"] == len(records(clean)) - len(kept)
     assert run_cli(run.main, argv) == 0
     assert strip(records(out)) == strip(records(clean))
+
+
+def judge_cost(verdicts: list[dict]) -> float:
+    return sum(v["usage"]["prompt_tokens"] * 2 + v["usage"]["completion_tokens"] * 8 for v in verdicts
+               if v["by"] == "llm") / 1e6
+
+
+def test_judging_stopped_by_max_cost_then_resumed_with_it_raised_equals_judging_never_stopped(tmp_path, fake_llm,
+                                                                                                capsys):
+    (tmp_path / "clean").mkdir()
+    cfg = priced_config(tmp_path / "clean", dataset=DEV, workers=1, judge_model="fake-model")
+    answers = str(tmp_path / "keyword.jsonl")
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", answers]) == 0
+    clean = str(tmp_path / "clean-verdicts.jsonl")
+    assert run_cli(judge.main, ["--config", cfg, "--runs", answers, "--out", clean]) == 0
+    full = judge_cost(records(clean))
+    assert sum(v["by"] == "llm" for v in records(clean)) > 3
+    (tmp_path / "capped").mkdir()
+    cfg = priced_config(tmp_path / "capped", dataset=DEV, workers=1, judge_model="fake-model", max_cost=full / 3)
+    out = str(tmp_path / "capped-verdicts.jsonl")
+    argv = ["--config", cfg, "--runs", answers, "--out", out]
+    capsys.readouterr()
+    assert run_cli(judge.main, argv) == 3
+    err = capsys.readouterr().err
+    kept = records(out)
+    assert 0 < len(kept) < len(records(clean))
+    assert full / 3 <= judge_cost(kept) < full
+    assert "stopped: max_cost" in err and "this verdicts file's judge calls cost" in err
+    assert f"verdicts kept in {out}; the same command resumes" in err and "once max_cost in" in err
+    # The same command under the same cap stops at once, having graded nothing more.
+    assert run_cli(judge.main, argv) == 3
+    assert "before this command made a call" in capsys.readouterr().err and records(out) == kept
+    cfg = priced_config(tmp_path / "capped", dataset=DEV, workers=1, judge_model="fake-model", max_cost=full * 2)
+    assert run_cli(judge.main, argv) == 0
+
+    def graded(path: str) -> list[dict]:
+        return sorted(({k: v for k, v in x.items() if k != "cached"} for x in records(path)),
+                      key=lambda x: json.dumps(x, sort_keys=True))
+    assert graded(out) == graded(clean)
+
+
+def test_max_cost_with_an_unpriced_judge_model_exits_2_before_any_call(tmp_path, fake_llm, capsys):
+    cfg = priced_config(tmp_path, judge_model="unlisted-judge")
+    answers = str(tmp_path / "keyword.jsonl")
+    assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--out", answers]) == 0
+    cfg = priced_config(tmp_path, judge_model="unlisted-judge", max_cost=1.0)
+    requests = fake_llm.requests
+    code = run_cli(judge.main, ["--config", cfg, "--runs", answers, "--out", str(tmp_path / "verdicts.jsonl")])
+    assert code == 2 and fake_llm.requests == requests
+    assert "key 'max_cost' is set, but judge_model" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("cost", ["cost_per_question_usd", "search_ms_p95"])
