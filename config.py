@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from answer_prompts import NAMED_PROMPTS, looks_like_a_name
 from cli import InputError
 from contract import QUESTION_TYPES
 
@@ -154,14 +155,7 @@ def load_config(path: str) -> dict:
         if not ok(cfg[key]):
             got = repr(cfg[key]) if isinstance(cfg[key], str) else cfg[key]  # repr: no raw escape reaches a terminal
             raise InputError(f"{path}: key '{key}' must be {expected}, got {got}")
-    for name in PROMPT_FIELDS:
-        if name not in cfg["answer_prompt"]:
-            raise InputError(f"{path}: key 'answer_prompt' must contain the field {name}")
-    try:
-        cfg["answer_prompt"].format(asked_at="", context="", question="")
-    except (KeyError, IndexError, ValueError) as e:
-        raise InputError(f"{path}: key 'answer_prompt' has a stray brace field ({e}); "
-                         f"write literal braces as {{{{ and }}}}") from None
+    cfg["answer_prompt_name"], cfg["answer_prompt"] = _answer_prompt(path, cfg["answer_prompt"])
     for key in ("answer_sampling", "judge_sampling"):
         cfg[key] = _sampling(path, key, cfg[key])
     for name, section in cfg["backends"].items():
@@ -179,6 +173,27 @@ def load_config(path: str) -> dict:
                             else "") + "): set dataset: in the config to the dataset's path")
     cfg["config_path"] = os.path.abspath(path)
     return cfg
+
+
+def _answer_prompt(path: str, value: str) -> tuple[str | None, str]:
+    """(name, template) of config.yaml's answer_prompt: a benchmark's own prompt by its name
+    (answer_prompts.NAMED_PROMPTS; the template is its upstream text with the fields named), or
+    (None, the text as written), which must hold every field of PROMPT_FIELDS and no other."""
+    if value in NAMED_PROMPTS:
+        return value, NAMED_PROMPTS[value].template
+    if looks_like_a_name(value):
+        raise InputError(f"{path}: key 'answer_prompt' names no known prompt: {value!r}"
+                         f"{did_you_mean(value, NAMED_PROMPTS)}; named prompts: {', '.join(NAMED_PROMPTS)}; "
+                         f"or write the prompt out with the fields {', '.join(PROMPT_FIELDS)}")
+    for name in PROMPT_FIELDS:
+        if name not in value:
+            raise InputError(f"{path}: key 'answer_prompt' must contain the field {name}")
+    try:
+        value.format(asked_at="", context="", question="")
+    except (KeyError, IndexError, ValueError) as e:
+        raise InputError(f"{path}: key 'answer_prompt' has a stray brace field ({e}); "
+                         f"write literal braces as {{{{ and }}}}") from None
+    return None, value
 
 
 def _sampling(path: str, key: str, section: dict) -> dict:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
+from answer_prompts import NAMED_PROMPTS
 from backends import code_sha256, load_backend
 from cli import EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
@@ -122,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         "answer_max_tokens": cfg["answer_max_tokens"],
         "answer_sampling": cfg["answer_sampling"],
         "prompt_sha256": sha256_text(cfg["answer_prompt"]),
+        # A benchmark's own prompt chosen by name (answer_prompts.py): its name, the repository,
+        # file and commit it was read from, and the sha256 of its upstream text; null for a
+        # prompt written out in the config.
+        "answer_prompt": (NAMED_PROMPTS[cfg["answer_prompt_name"]].source() if cfg["answer_prompt_name"]
+                          else None),
         "judge_model": cfg["judge_model"],
         "judge_sampling": cfg["judge_sampling"],
         "seed": cfg["seed"],

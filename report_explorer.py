@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import yaml
 
+from answer_prompts import resolve
 from context import render_line
 from contract import Hit, session_items
 from fileio import sha256_text
@@ -144,7 +145,7 @@ def prompt_parts(manifest: dict, contract: dict) -> tuple[list | None, str | Non
     if not os.path.exists(path):
         return None, f"the config {manifest['config']} that the manifest names is not here"
     with open(path, encoding="utf-8") as fh:
-        template = yaml.safe_load(fh)["answer_prompt"]
+        template = resolve(yaml.safe_load(fh)["answer_prompt"])  # a benchmark's prompt by name, or the text
     if sha256_text(template) != contract["prompt_sha256"]:
         return None, (f"the answer_prompt of {manifest['config']} has changed since these runs (sha256 "
                       f"{sha256_text(template)[:12]}, the runs used {contract['prompt_sha256'][:12]})")

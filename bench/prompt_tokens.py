@@ -26,6 +26,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from answer_prompts import resolve  # noqa: E402
 from context import answer_prompt  # noqa: E402
 from cli import run_cli  # noqa: E402
 from machine import describe  # noqa: E402
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     import llama_cpp
 
     with open(a.config, encoding="utf-8") as fh:
-        template = yaml.safe_load(fh)["answer_prompt"]
+        template = resolve(yaml.safe_load(fh)["answer_prompt"])
     if a.prompt:
         with open(a.prompt, encoding="utf-8") as fh:
             template = fh.read()
