@@ -79,7 +79,8 @@ from rubrics import (JUDGE_SCHEMA, RESPONSE_FORMATS, RUBRICS, judge_prompt, pars
                      rubric_template)
 from rules import RULES_SHA256
 from wording import error_rate_text, rate
-from llm import LLMClient, Workers
+from llm import LLMClient
+from workers import Workers
 
 # Names of RESPONSE_FORMATS entries, as recorded in each verdict.
 FORMAT_NAMES = tuple(f["type"] if f else "none" for f in RESPONSE_FORMATS)

@@ -32,7 +32,6 @@ import email.utils
 import hashlib
 import json
 import os
-import queue
 import random
 import re
 import socket
@@ -112,9 +111,8 @@ class EndpointError(InputError):
 
 
 class EndpointDown(ServiceDown):
-    """The endpoint stopped answering: calls in a row could not connect, or the preflight met
-    only busy or failing answers. The stage stops with exit 3 (run_cli); the same command
-    resumes."""
+    """The endpoint stopped answering: calls in a row could not connect, or the preflight met only
+    busy or failing answers. The stage stops with exit 3 (run_cli); the same command resumes."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +264,7 @@ class UsageCounter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+        self._usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0,
                        "prompt_tokens_missing": 0, "completion_tokens_missing": 0}
 
     def count(self, usage: dict | None, cached: bool) -> None:
@@ -278,6 +276,7 @@ class UsageCounter:
                 n = (usage or {}).get(k)  # usage is optional in the wire format: a missing count is not 0
                 self._usage[k] += n or 0
                 self._usage[f"{k}_missing"] += n is None
+            self._usage["cached_prompt_tokens"] += (usage or {}).get("cached_prompt_tokens") or 0
 
     def snapshot(self) -> dict:
         """The counts so far."""
@@ -755,8 +754,11 @@ def completion_entry(data: bytes) -> dict | None:
     if usage is not None:
         if not isinstance(usage, dict):
             return None
-        usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
-        if not all(map(_tokens, usage.values())):
+        details = usage.get("prompt_tokens_details")  # cached_tokens: served from the provider's prompt cache
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        usage = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
+                 "cached_prompt_tokens": cached}
+        if not all(map(_tokens, usage.values())) or (cached or 0) > (usage["prompt_tokens"] or 0):
             return None
     return {"text": (content or "").strip(), "served_model": model, "usage": usage, "finish_reason": finish}
 
@@ -825,62 +827,6 @@ def _message(status: int, data: bytes) -> str:
         if isinstance(inner, str):
             return inner
     return json.dumps(body, ensure_ascii=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# Concurrency: the stages submit model calls to worker threads and write from the main thread.
-# ---------------------------------------------------------------------------------------------
-
-class Workers:
-    """Daemon worker threads for model calls; results come back to the main thread in
-    completion order. Daemon threads, unlike concurrent.futures', are not joined at exit: a
-    Ctrl-C ends the stage at once (exit 130) instead of waiting out every call in flight, whose
-    questions then have no record and are redone on resume."""
-
-    def __init__(self, n: int) -> None:
-        self._todo: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._stopped = threading.Event()
-        self.pending = 0
-        for _ in range(n):
-            threading.Thread(target=self._work, daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            tag, fn, args = self._todo.get()
-            if self._stopped.is_set():
-                continue  # a call raised (a refused key): send nothing more, the stage is stopping
-            try:
-                self._done.put((tag, fn(*args), None))
-            except BaseException as e:  # handed to the main thread, which re-raises it
-                self._stopped.set()
-                self._done.put((tag, None, e))
-
-    def stop(self) -> None:
-        """Send nothing more: the calls still queued are dropped (a stage stopping at its cost
-        cap must not go on paying for them); a call in flight finishes."""
-        self._stopped.set()
-
-    def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
-        """Queue fn(*args); its result comes back from results() with tag."""
-        self.pending += 1
-        self._todo.put((tag, fn, args))
-
-    def results(self, block: bool) -> Iterator[tuple[Any, Any]]:
-        """(tag, result) of finished calls: with block=False those ready now, with block=True
-        every pending one. An exception raised by a call is raised here, in the main thread."""
-        while self.pending:
-            try:
-                # A timeout keeps the main thread responsive to Ctrl-C while it waits.
-                tag, result, error = self._done.get(timeout=0.2) if block else self._done.get_nowait()
-            except queue.Empty:
-                if block:
-                    continue
-                return
-            self.pending -= 1
-            if error is not None:
-                raise error
-            yield tag, result
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -98,13 +98,16 @@ def load_prices(path: str) -> PriceTable:
     return PriceTable(os.path.abspath(path), date.isoformat(), sha256_file(path), models)
 
 
-def tokens_cost(table: PriceTable, model: str | None, prompt_tokens: float, completion_tokens: float) -> float | None:
-    """USD for these tokens of one model (prompt tokens at its input price), or None when the
-    table does not price it."""
+def tokens_cost(table: PriceTable, model: str | None, prompt_tokens: float, completion_tokens: float,
+                cached_prompt_tokens: float = 0) -> float | None:
+    """USD for these tokens of one model (prompt tokens at its input price, those of them the
+    provider served from its prompt cache at its cached-input price), or None when the table does
+    not price it."""
     p = table.models.get(model)  # an unpriced model has no cost: unpriced() says why
     if p is None:
         return None
-    return (prompt_tokens * p["input"] + completion_tokens * p["output"]) / PER_TOKENS
+    fresh = prompt_tokens - cached_prompt_tokens
+    return (fresh * p["input"] + cached_prompt_tokens * p["cached_input"] + completion_tokens * p["output"]) / PER_TOKENS
 
 
 def call_cost(table: PriceTable, model: str | None, usage: dict | None) -> float | None:
@@ -112,7 +115,8 @@ def call_cost(table: PriceTable, model: str | None, usage: dict | None) -> float
     reported no token count (a failed call, an endpoint that sends no usage)."""
     if usage is None or usage["prompt_tokens"] is None or usage["completion_tokens"] is None:
         return None
-    return tokens_cost(table, model, usage["prompt_tokens"], usage["completion_tokens"])
+    return tokens_cost(table, model, usage["prompt_tokens"], usage["completion_tokens"],
+                       usage.get("cached_prompt_tokens") or 0)  # absent: recorded before it was kept
 
 
 def write_cost(table: PriceTable, rec: dict) -> float | None:
@@ -124,7 +128,8 @@ def write_cost(table: PriceTable, rec: dict) -> float | None:
         return 0.0
     if u["prompt_tokens_missing"] or u["completion_tokens_missing"]:
         return None
-    return tokens_cost(table, rec["internal_model"], u["prompt_tokens"], u["completion_tokens"])
+    return tokens_cost(table, rec["internal_model"], u["prompt_tokens"], u["completion_tokens"],
+                       u.get("cached_prompt_tokens", 0))
 
 
 def run_cost(table: PriceTable, records: list[dict]) -> float:

@@ -62,7 +62,8 @@ from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_it
 from dataset import dataset_index, iter_cases, parse_shard, select_cases
 from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
 from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
-from llm import LLMClient, Workers, server_info
+from llm import LLMClient, server_info
+from workers import Workers
 from prices import Cap, PriceTable, call_cost, load_prices, refuse_unpriced, run_cost, tokens_cost, usd, write_cost
 from rubrics import judge_prompt, rubric_for
 

@@ -177,6 +177,34 @@ def test_a_run_stopped_by_max_cost_then_resumed_with_it_raised_equals_a_run_neve
     assert strip(records(out)) == strip(records(clean))
 
 
+def test_prompt_tokens_the_provider_served_from_its_cache_are_priced_at_the_cached_input_price():
+    from llm import UsageCounter, completion_entry
+    from prices import call_cost, write_cost
+
+    def reply(usage: dict) -> bytes:
+        return json.dumps({"model": "fake-model", "usage": usage,
+                           "choices": [{"message": {"content": "Kafka"}, "finish_reason": "stop"}]}).encode()
+    u = completion_entry(reply({"prompt_tokens": 1000, "completion_tokens": 10,
+                                "prompt_tokens_details": {"cached_tokens": 600}}))["usage"]
+    assert u == {"prompt_tokens": 1000, "completion_tokens": 10, "cached_prompt_tokens": 600}
+    table = load_prices(PRICES)  # fake-model: $2 in, $1 cached in, $8 out per million
+    assert call_cost(table, "fake-model", u) == pytest.approx((400 * 2 + 600 * 1 + 10 * 8) / 1e6)
+    # Without the provider's count every prompt token is at the input price; a count above the
+    # prompt's is not a usage the wire format allows, so the reply is refused as malformed.
+    plain = completion_entry(reply({"prompt_tokens": 1000, "completion_tokens": 10}))["usage"]
+    assert plain["cached_prompt_tokens"] is None
+    assert call_cost(table, "fake-model", plain) == pytest.approx((1000 * 2 + 10 * 8) / 1e6)
+    assert completion_entry(reply({"prompt_tokens": 10, "completion_tokens": 1,
+                                   "prompt_tokens_details": {"cached_tokens": 11}})) is None
+    # A system's own calls while writing are summed with their cached share, and priced the same way.
+    counter = UsageCounter()
+    counter.count(u, cached=False)
+    counter.count(plain, cached=False)
+    rec = {"internal_usage": counter.snapshot(), "internal_model": "fake-model"}
+    assert rec["internal_usage"]["cached_prompt_tokens"] == 600
+    assert write_cost(table, rec) == pytest.approx((1400 * 2 + 600 * 1 + 20 * 8) / 1e6)
+
+
 def judge_cost(verdicts: list[dict]) -> float:
     return sum(v["usage"]["prompt_tokens"] * 2 + v["usage"]["completion_tokens"] * 8 for v in verdicts
                if v["by"] == "llm") / 1e6

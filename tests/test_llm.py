@@ -119,6 +119,7 @@ def test_usage_without_a_count_is_counted_as_missing_not_as_zero(tmp_path, fake_
     llm.usage.count({"prompt_tokens": 7}, cached=True)
     llm.usage.count(None, cached=False)
     assert llm.usage_snapshot() == {"calls": 3, "cached": 1, "prompt_tokens": 17, "completion_tokens": 2,
+                                    "cached_prompt_tokens": 0,
                                     "prompt_tokens_missing": 1, "completion_tokens_missing": 2}
 
 
