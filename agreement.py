@@ -20,12 +20,14 @@ wording.py:
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime, timezone
 from itertools import combinations
 
 import numpy as np
 
-from cli import InputError
+from cli import EXIT_OK, InputError
 from contract import CONTROL_NAMES, kind_of
+from fileio import write_json_atomic
 from formats import BUDGET_FIELD, record_key
 from metrics import Scoring, system_label
 from stats import (ClusterBootstrap, agreeing_pairs, binary_cohen_kappa, fleiss_kappa, interval,
@@ -313,3 +315,13 @@ def stability_text(panel: dict | None, sweep: dict | None) -> str:
         return NOT_MEASURED
     return "; ".join([across_text("judge", judges or ["the run's"], panel["stability"] if panel else {}),
                       across_text("reader", readers or ["the run's"], sweep["stability"] if sweep else {})])
+
+
+def publish(figures: dict, json_path: str | None, render) -> int:
+    """panel.py's and sweep.py's last step: the figures stamped with the time they were made,
+    written as JSON when asked (for report.py), and printed as text."""
+    figures = {**figures, "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if json_path:
+        write_json_atomic(json_path, figures)
+    print(render(figures))
+    return EXIT_OK

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
 
-from agreement import (MAJORITY, MAJORITY_RULE, PANEL_FORMAT, agreement, majority_pairs, resolve_baseline,
+from agreement import (MAJORITY, MAJORITY_RULE, PANEL_FORMAT, agreement, majority_pairs, publish, resolve_baseline,
                        scored_view, stability, stability_lines, stability_text)
-from cli import EXIT_OK, InputError, run_cli
+from cli import InputError, run_cli
 from dataset import dataset_from
-from fileio import output_path, sha256_file, write_json_atomic
+from fileio import output_path, sha256_file
 from formats import load_comparison
 from metrics import pair_verdicts
 from stats import RESAMPLES, SEED
@@ -146,12 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     comparison = load_comparison(a.runs, dataset_from(a.config, a.manifest), a.allow_partial)
     figures = panel_figures(comparison.records, a.verdicts, a.baseline, a.resamples, a.seed)
     panel = {"format": PANEL_FORMAT, **figures, "resamples": a.resamples, "seed": a.seed,
-             "inputs": {"runs": {p: sha256_file(p) for p in a.runs}},
-             "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    if a.json:
-        write_json_atomic(a.json, panel)
-    print(render_text(panel))
-    return EXIT_OK
+             "inputs": {"runs": {p: sha256_file(p) for p in a.runs}}}
+    return publish(panel, a.json, render_text)
 
 
 if __name__ == "__main__":

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
 
-from agreement import SWEEP_FORMAT, stability, stability_lines, stability_text, view_figures
-from cli import EXIT_OK, InputError, run_cli
+from agreement import SWEEP_FORMAT, publish, stability, stability_lines, stability_text, view_figures
+from cli import InputError, run_cli
 from contract import CONTROL_NAMES
-from fileio import output_path, read_json, sha256_file, write_json_atomic
+from fileio import output_path, read_json, sha256_file
 from formats import CONTRACT_FIELDS, SCORES_FORMAT, check_format
 from wording import estimate_text
 
@@ -126,12 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                          for path, scores in readers],
              "views": views, "stability": stability(views),
              "note": None if len(readers) > 1 else "one reader: whether the ranking holds under another reader is "
-                                                   "not measured; score the same comparison answered by another",
-             "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    if a.json:
-        write_json_atomic(a.json, sweep)
-    print(render_text(sweep))
-    return EXIT_OK
+                                                   "not measured; score the same comparison answered by another"}
+    return publish(sweep, a.json, render_text)
 
 
 if __name__ == "__main__":

@@ -40,27 +40,16 @@ def amem_reply(body: dict) -> str | None:
 
 
 @pytest.fixture
-def amem(tmp_path, endpoint):
+def amem(tmp_path, fake_llm):
     pytest.importorskip("agentic_memory")
     pytest.importorskip("all_minilm_l6_v2")
-    endpoint.responder = amem_reply
+    fake_llm.responder = amem_reply
     b = load_backend("amem", backend_config(tmp_path, {"amem": {}}))
     yield b
     b.close()
 
 
-@pytest.fixture
-def endpoint(monkeypatch):
-    """The test endpoint as LLM_BASE_URL, with a key."""
-    from fake_llm import FakeLLM
-    fake = FakeLLM().start()
-    monkeypatch.setenv("LLM_BASE_URL", fake.url)
-    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-secret")
-    yield fake
-    fake.stop()
-
-
-def test_amem_hits_name_their_turns_namespaces_stay_apart_and_reset_empties(amem, endpoint):
+def test_amem_hits_name_their_turns_namespaces_stay_apart_and_reset_empties(amem, fake_llm):
     assert amem.name == "amem (internal extractor: stub-model)" and amem.internal_model == "stub-model"
     assert "a-mem" in amem.version and "all-MiniLM-L6-v2" in amem.version
     for ns in ("ns", "other"):
@@ -70,32 +59,32 @@ def test_amem_hits_name_their_turns_namespaces_stay_apart_and_reset_empties(amem
     amem.add("ns", [turn("t3", "My sister adopted a grey cat named Pixel.")])
     amem.add("other", [turn("o1", "The cache lives in Memcached on the old cluster.")])
     amem.flush("ns", 10)
-    calls = len(endpoint.bodies)
+    calls = len(fake_llm.bodies)
     hits = amem.search("ns", "Where does the cache live?", 2)
     assert hits[0].source_ids == ("t2",) and hits[0].timestamp == "2026-03-03T10:00:00Z"
     assert "The cache lives in Redis 7." in hits[0].text and "Where the cache lives" in hits[0].text
     every = amem.search("ns", "cache billing cat", 10)
     assert sorted(h.source_ids for h in every) == [("t1",), ("t2",), ("t3",)]
     assert [h.source_ids for h in amem.search("other", "Where does the cache live?", 5)] == [("o1",)]
-    assert len(endpoint.bodies) == calls  # search makes no model call
+    assert len(fake_llm.bodies) == calls  # search makes no model call
     # Each note: one analysis; each note after the first in its namespace: one evolution decision.
-    prompts = [b["messages"][-1]["content"] for b in endpoint.bodies]
+    prompts = [b["messages"][-1]["content"] for b in fake_llm.bodies]
     assert sum("Generate a structured analysis" in p for p in prompts) == 4
     assert sum("memory evolution agent" in p for p in prompts) == 2
-    assert {b["model"] for b in endpoint.bodies} == {"stub-model"}
+    assert {b["model"] for b in fake_llm.bodies} == {"stub-model"}
     amem.reset("ns")
     assert amem.search("ns", "cache", 5) == []
     assert [h.source_ids for h in amem.search("other", "cache", 5)] == [("o1",)]
 
 
-def test_amem_a_failed_model_call_fails_the_add(amem, endpoint):
+def test_amem_a_failed_model_call_fails_the_add(amem, fake_llm):
     """A-Mem swallows a failed call, or a reply it cannot parse, and stores the note bare; the
     adapter refuses both."""
     amem.reset("ns")
-    endpoint.script = [{"status": 400}]
+    fake_llm.script = [{"status": 400}]
     with pytest.raises(RuntimeError, match="turn t1: A-Mem's model call failed"):
         amem.add("ns", [turn("t1", "The cache lives in Redis 7.")])
-    endpoint.script = [{"content": "Sure! The keywords are cache and Redis."}]
+    fake_llm.script = [{"content": "Sure! The keywords are cache and Redis."}]
     with pytest.raises(RuntimeError, match="turn t2: A-Mem's model call failed .bad_reply: not JSON"):
         amem.add("ns", [turn("t2", "The cache lives in Redis 7.")])
 
