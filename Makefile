@@ -213,7 +213,7 @@ setup: $(VENV)/.model-$(MODEL)
 # The model-free report first: it needs no model, so it is written before the engine and the
 # model are installed or served; then the answers. With LLM_BASE_URL set, nothing is installed or
 # served: the answers come from that endpoint.
-bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free
+bench: $(VENV)/.core $(VENV)/.plots $(VENV)/.free $(RUN_CONFIG)
 	@$(NEED_RUN_ID)
 	@$(STAGES) begin $(RETRIEVAL_PLAN) $(if $(LLM_BASE_URL),,setup) $(ANSWERS_PLAN)
 	@$(MAKE) --no-print-directory retrieval
