@@ -191,6 +191,18 @@ $(NPM_SERVERS): backends/npm/package.json backends/npm/package-lock.json
 	npm ci --prefix backends/npm --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
+# basic-memory's MCP server (PyPI), which the mcp_basic_memory preset starts over stdio, in a virtual
+# environment of its own from the pins of backends/basic_memory_mcp/requirements.txt, into
+# backends/basic_memory_mcp/.venv (git-ignored): it needs Python 3.12 (pyenv's, else python3.12 on
+# PATH) and its own fastmcp, none of which the project's environment shares.
+BASIC_MEMORY_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
+BASIC_MEMORY_MCP := backends/basic_memory_mcp/.venv/.installed
+$(BASIC_MEMORY_MCP): backends/basic_memory_mcp/requirements.txt
+	rm -rf backends/basic_memory_mcp/.venv
+	$(BASIC_MEMORY_PYTHON) -m venv backends/basic_memory_mcp/.venv
+	backends/basic_memory_mcp/.venv/bin/pip install -q --disable-pip-version-check -r $<
+	touch $@
+
 # Mastra Memory's npm packages, which the mastra backend's Node script (backends/mastra_js/memory.mjs)
 # imports, at the exact versions of its package-lock.json, into backends/mastra_js/node_modules
 # (git-ignored there). No install scripts: libsql's binary is an npm package of its own.
@@ -199,9 +211,22 @@ $(MASTRA_JS): backends/mastra_js/package.json backends/mastra_js/package-lock.js
 	npm ci --prefix backends/mastra_js --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
+# Letta's server (the letta backend starts `letta server` from it), in a virtual environment of its
+# own from the pins of backends/letta_env/requirements.txt, into backends/letta_env/.venv
+# (git-ignored): every letta server release pins opentelemetry-api==1.30.0, which the project's
+# environment cannot hold beside hindsight-api-slim. --no-deps: the file lists the whole
+# environment, resolved once (its header says how).
+LETTA_PYTHON ?= $(PYTHON)
+LETTA_ENV := backends/letta_env/.venv/.installed
+$(LETTA_ENV): backends/letta_env/requirements.txt
+	rm -rf backends/letta_env/.venv
+	$(LETTA_PYTHON) -m venv backends/letta_env/.venv
+	backends/letta_env/.venv/bin/pip install -q --disable-pip-version-check --no-deps -r $<
+	touch $@
+
 # The memory systems' packages alone (docs/systems.md), for `make retrieval SYSTEMS="..."` or
 # `python run.py --backend NAME --retrieval-only` without the test suite's other set-up.
-extras: $(VENV)/.extras $(NPM_SERVERS) $(MASTRA_JS)
+extras: $(VENV)/.extras $(NPM_SERVERS) $(BASIC_MEMORY_MCP) $(MASTRA_JS) $(LETTA_ENV)
 
 # The importers' streaming JSON reader (data/IMPORTING.md); the tests import the shared datasets.
 $(VENV)/.importers: $(VENV)/.core data/requirements.txt
@@ -316,7 +341,7 @@ jq:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq || exit 1; \
 	fi
 
-test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(MASTRA_JS) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
+test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(BASIC_MEMORY_MCP) $(MASTRA_JS) $(LETTA_ENV) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
 	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on
