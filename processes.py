@@ -51,3 +51,12 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
         except ProcessLookupError:
             pass
+
+
+def log_tail(path: str, chars: int = 800) -> str:
+    """The end of a server's log, for an error message: what it said last before it failed."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-chars:].decode("utf-8", "replace").strip() or "(no output)"
+    except OSError:
+        return "(no log)"

@@ -66,7 +66,7 @@ from importlib.metadata import version
 from backends import InputError, check_settings, extractor_client, require, store_name
 from backends._embed import check_model, section_embedder
 from contract import Hit, MemoryItem
-from processes import free_port, stop
+from processes import free_port, log_tail, stop
 
 BUDGETS = ("low", "mid", "high")
 # Recall's token budget: Hindsight returns results until their text fills it; large enough that
@@ -269,7 +269,7 @@ class HindsightBackend:
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"hindsight: the server exited with code {self._proc.returncode} before it was "
-                                   f"ready; its log ends: {self._log_tail()}")
+                                   f"ready; its log ends: {log_tail(self._log_path)}")
             try:
                 r = self._requests.get(self._url + "/health", timeout=2)
                 if r.status_code == 200 and r.json().get("status") == "healthy":
@@ -278,14 +278,7 @@ class HindsightBackend:
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"hindsight: the server did not answer healthy on {self._url} within {timeout_s:.0f} s; "
-                           f"its log ends: {self._log_tail()}")
-
-    def _log_tail(self) -> str:
-        try:
-            with open(self._log_path, "rb") as f:
-                return f.read()[-800:].decode("utf-8", "replace").strip()
-        except OSError:
-            return "(no log)"
+                           f"its log ends: {log_tail(self._log_path)}")
 
     def close(self) -> None:
         """Stop the server and PostgreSQL and remove their folder (idempotent; also at exit)."""

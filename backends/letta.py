@@ -69,7 +69,7 @@ from backends._embed import check_model, section_embedder
 from backends.hindsight import _Loopback
 from cli import InputError
 from contract import Hit, MemoryItem
-from processes import free_port, stop
+from processes import free_port, log_tail, stop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_DIR = os.path.join(HERE, "letta_env")
@@ -203,7 +203,7 @@ class LettaBackend:
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"letta: the server exited with code {self._proc.returncode} before it was ready; "
-                                   f"its log ends: {self._log_tail()}")
+                                   f"its log ends: {log_tail(self._log_path)}")
             try:
                 status, _, _ = self._llm.exchange(self._pool, "GET", self._url + "/v1/health/", None, {}, 2.0, 2**16)
                 if status == 200:
@@ -212,14 +212,7 @@ class LettaBackend:
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"letta: the server did not answer on {self._url}/v1/health/ within {timeout_s:.0f} s; "
-                           f"its log ends: {self._log_tail()}")
-
-    def _log_tail(self) -> str:
-        try:
-            with open(self._log_path, "rb") as f:
-                return f.read()[-800:].decode("utf-8", "replace").strip() or "(no output)"
-        except OSError:
-            return "(no log)"
+                           f"its log ends: {log_tail(self._log_path)}")
 
     def _call(self, method: str, path: str, body: dict | None = None, ok=(200,)):
         """One call to the server: (status, its JSON reply or None). Any other status, a timeout or
@@ -233,7 +226,7 @@ class LettaBackend:
         except OSError as e:
             alive = self._proc is not None and self._proc.poll() is None
             raise RuntimeError(f"letta {method} {where}: {type(e).__name__}: {e}"
-                               + ("" if alive else f"; the server has exited, its log ends: {self._log_tail()}")) from None
+                               + ("" if alive else f"; the server has exited, its log ends: {log_tail(self._log_path)}")) from None
         if status not in ok:
             raise RuntimeError(f"letta {method} {where} answered {status}: "
                                f"{reply.decode('utf-8', 'replace')[:500]}")

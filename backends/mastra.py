@@ -50,7 +50,7 @@ from backends._embed import check_model, section_embedder
 from backends.hindsight import _embeddings_answer, _Loopback
 from cli import InputError
 from contract import Hit, MemoryItem
-from processes import stop
+from processes import log_tail, stop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT_DIR = os.path.join(HERE, "mastra_js")
@@ -91,7 +91,8 @@ class MastraBackend:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self._folder, "MB_FOLDER": self._folder,
                "MB_EMBED_URL": self._embeddings.url, "MB_EMBED_MODEL": embedder.name,
                "MASTRA_TELEMETRY_DISABLED": "1", "NODE_NO_WARNINGS": "1"}
-        self._stderr = open(os.path.join(self._folder, "node.log"), "wb")
+        self._log_path = os.path.join(self._folder, "node.log")
+        self._stderr = open(self._log_path, "wb")
         self._proc = subprocess.Popen([node, SCRIPT], cwd=SCRIPT_DIR, env=env, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True)
         self.version = (f"@mastra/memory {versions['@mastra/memory']} (Memory.recall, semantic recall only: "
@@ -103,12 +104,12 @@ class MastraBackend:
         """One request to the script and its reply; a failure is a RuntimeError naming it."""
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
-                raise RuntimeError(f"mastra: the Node process has exited: {self._log_tail()}")
+                raise RuntimeError(f"mastra: the Node process has exited: {log_tail(self._log_path)}")
             self._proc.stdin.write((json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8"))
             self._proc.stdin.flush()
             line = self._read_line()
         if not line:
-            raise RuntimeError(f"mastra: the Node process closed its output: {self._log_tail()}")
+            raise RuntimeError(f"mastra: the Node process closed its output: {log_tail(self._log_path)}")
         reply = json.loads(line)
         if not reply["ok"]:
             raise RuntimeError(f"mastra {request['op']}: {reply['error']}")
@@ -124,10 +125,6 @@ class MastraBackend:
             self.close()  # the reply may still come, out of step with the next request
             raise RuntimeError(f"mastra: no reply within timeout_s ({self._timeout_s:g} s); the Node process was stopped")
         return got[0]
-
-    def _log_tail(self) -> str:
-        with open(os.path.join(self._folder, "node.log"), "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace")[-800:].strip() or "(no output)"
 
     def reset(self, namespace: str) -> None:
         self._ask({"op": "reset", "ns": namespace})
