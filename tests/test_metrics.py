@@ -606,7 +606,7 @@ def test_stdout_shows_cost_latency_repeats_and_per_type_differences(tmp_path, ca
                          "cached, 4 requests sent); internal model 6 calls (2 cached), 3,000 prompt + 80 completion "
                          "tokens; ingest 3.00 s/case (p50 2.00, max 4.00), flush 1.00 s (max 1.50); search p50 "
                          "3.00 / p95 5.00 / max 5.00 ms at 50 items per namespace (max 60), 0.500 of searches while "
-                         "answer calls were in flight")
+                         "answer calls were in flight; on the accuracy-latency frontier")
     assert cost["B (baseline)"].startswith("context tokens 10 mean, 20 total; answer tokens n/a (the endpoint "
                                            "reported no token usage on any of the 2 answer calls)")
     repeats = dict(line.split(": ", 1) for line in section(out, "repeats and the noise floor"))

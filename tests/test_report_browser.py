@@ -97,7 +97,7 @@ def test_the_tables_render_and_a_filter_narrows_the_rows(browser, report, tmp_pa
     assert first_column == ["none (control)", "oracle (control)", "full_context (control)", "keyword (baseline)",
                             "hash"]
     assert page.locator("table.summary tr.baseline").first.inner_text().startswith("keyword")
-    assert page.locator("figure img").count() in (0, 2)  # 2 plots with the extra, none without
+    assert page.locator("figure img").count() in (0, 3)  # 3 plots with the extra (frontier too), none without
     everything = visible_qids(page)
     assert len(everything) == 7 and page.inner_text("#count") == "7 of 7 questions"
     page.select_option("#f-a", label="keyword (baseline)")
