@@ -31,14 +31,13 @@ import sys
 
 from blind import (ARTIFACTS_FORMAT, BLIND_BACKENDS, BLIND_SYSTEMS, DEFAULT_LIMIT, backend_records, blind_failures,
                    cue_records, differences_table, read_artifacts, recall_table, side_by_side, summary, table)
-from cli import EXIT_OK, InputError, run_cli
+from cli import EXIT_CHECK_FAILED, EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
 from contract import CONTROL_NAMES, kind_of
 from dataset import load_dataset
 from fileio import output_path, sha256_file, write_json_atomic
 from stats import RESAMPLES, SEED
 
-EXIT_FAIL = 4  # the audit ran and found a tell (0 is PASS, 2 bad input, 1 a bug)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -129,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     for reason in audit["reasons"][1:]:
         print(f"  {reason}")
     print(f"wrote {out}", file=sys.stderr)
-    return EXIT_FAIL if reasons else EXIT_OK
+    return EXIT_CHECK_FAILED if reasons else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ join    reads the labelled sheet (as saved by a spreadsheet: comma, semicolon or
         UTF-8 with or without the mark) and reports judge-human agreement and Cohen's kappa,
         overall, per system and per grading layer. Labels, case-insensitive: correct, c, 1, yes
         (correct) and incorrect, i, 0, no (incorrect). A row with an empty or unreadable label
-        is listed with its sheet line and left out, never guessed; the command then exits 3.
+        is listed with its sheet line and left out, never guessed; the command then exits 5.
         The judge's `unparseable` counts as incorrect, as in the scores. A system is flagged
         when its agreement is clearly lower than the others': at least 3 disagreements and a
         one-sided Fisher exact test of its disagreements against the other systems pooled
@@ -42,7 +42,7 @@ import random
 import sys
 from collections import defaultdict
 
-from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, InputError, run_cli
+from cli import EXIT_OK, EXIT_SHEET_INCOMPLETE, InputError, run_cli
 from fileio import dumps, not_utf8_error, read_jsonl, sha256_text, write_atomic, write_json_atomic
 from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
                      check_format, read_audit_key, record_key)
@@ -283,7 +283,7 @@ def join(a: argparse.Namespace) -> int:
     if absent:
         print(f"{len(absent)} audit id(s) of the key are not in the sheet (rows deleted?): {', '.join(absent)}")
     print(f"wrote {a.out}", file=sys.stderr)
-    return EXIT_OK if report["complete"] else EXIT_TOO_MANY_ERRORS
+    return EXIT_OK if report["complete"] else EXIT_SHEET_INCOMPLETE
 
 
 def main(argv: list[str] | None = None) -> int:

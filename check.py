@@ -78,9 +78,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from cli import EXIT_OK, InputError, run_cli
+from cli import EXIT_CHECK_FAILED, EXIT_OK, InputError, run_cli
 from config import check_settings, limit_for, load_config, results_dir
-from contract import CONTROL_NAMES, QUESTION_TYPES, is_answerable
+from contract import CONTROL_NAMES, is_answerable
 from dataset import dataset_from, iter_cases
 from fileio import output_path, sha256_file, write_json_atomic
 from formats import (BUDGET_FIELD, CHECKS_FORMAT, VERDICT_IDENTITY_FIELDS, contract_problems, coverage,
@@ -89,10 +89,6 @@ from metrics import Scoring, cost_metrics, k_limited_metrics, pair_verdicts, rec
 from provenance import case_sources, tally
 from stats import fisher_greater, mean
 from wording import interval_text, rate, whole
-
-# A check failed: a code of its own, so that a script letting a FAIL through (the report shows
-# it) still stops on 1, an unexpected error in check.py, and on 2, input it cannot read.
-EXIT_CHECK_FAILED = 4
 
 STATUSES = ("PASS", "WARN", "FAIL", "SKIP")
 DETAIL_LINES = 5  # detail lines printed under a check; all of them are in the JSON

@@ -15,8 +15,17 @@ import threading
 import time
 from typing import Any, Iterable, TextIO
 
-# Exit codes shared by every script (docs/running.md lists them).
-EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_TOO_MANY_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# Every script's exit codes, each with one meaning (docs/running.md lists them).
+EXIT_OK = 0
+EXIT_BUG = 1  # a crash: a traceback
+EXIT_BAD_INPUT = 2  # bad input or config, named before any model call
+# Stopped with work left (more failed calls than max_error_rate allows, the endpoint gone, max_cost
+# reached): every record written is kept, and the same command goes on from there.
+EXIT_UNFINISHED = 3
+EXIT_CHECK_FAILED = 4  # the checks ran and one FAILed (check.py, artifacts.py)
+EXIT_SHEET_INCOMPLETE = 5  # audit.py: rows of the audit sheet have no human verdict yet
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
+EXIT_HUNG_UP = 129  # 128 + SIGHUP: serve.py's terminal went away
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader went away (`score.py ... | head`)
 # A write that failed for want of room: the disk is full, the user's quota or the file size limit reached.
@@ -151,10 +160,10 @@ def run_cli(main_fn, argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except ServiceDown as e:
         print(f"error: {e}", file=sys.stderr)
-        return EXIT_TOO_MANY_ERRORS
+        return EXIT_UNFINISHED
     except CostCapReached as e:
         print(f"stopped: {e}", file=sys.stderr)
-        return EXIT_TOO_MANY_ERRORS
+        return EXIT_UNFINISHED
     except Terminated as e:  # a stage may say what it kept and how to resume
         print(f"terminated: {e}" if str(e) else "terminated", file=sys.stderr)
         return EXIT_TERMINATED

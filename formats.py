@@ -177,6 +177,13 @@ def served_model_counts(records) -> dict:
     return out
 
 
+def run_key(rec: dict) -> tuple:
+    """One record of one run file: a question at a budget in a repeat (.get: a foreign file may
+    lack a field, and its key then matches nothing). The order of the key is that of the tuples
+    run.py and merge.py build from a question, a budget and a repeat."""
+    return rec.get("qid"), rec.get(BUDGET_FIELD), rec.get("repeat")
+
+
 def record_key(rec: dict) -> tuple:
     """One answer: this system, this repeat, this budget, this question. A verdict belongs to
     exactly one record key."""

@@ -65,7 +65,7 @@ import threading
 from collections import Counter
 from datetime import datetime, timezone
 
-from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, CostCapReached, InputError, Progress, run_cli, stop_note
+from cli import EXIT_OK, EXIT_UNFINISHED, CostCapReached, InputError, Progress, run_cli, stop_note
 from config import SAMPLING_DEFAULTS, load_config, results_dir
 from dataset import dataset_from, parse_shard, shard_of
 from fileio import (dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic,
@@ -328,7 +328,7 @@ def calibrate(a: argparse.Namespace) -> int:
     errors = sum(g[2] is not None for g in graded)
     if errors and errors / len(items) > cfg["max_error_rate"]:
         print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
-        return EXIT_TOO_MANY_ERRORS
+        return EXIT_UNFINISHED
     return EXIT_OK
 
 
@@ -500,7 +500,7 @@ def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
           f"{out.errors} judge errors", file=sys.stderr)
     if out.errors and out.errors / len(records) > cfg["max_error_rate"]:
         print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
-        return EXIT_TOO_MANY_ERRORS
+        return EXIT_UNFINISHED
     return EXIT_OK
 
 

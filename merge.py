@@ -23,7 +23,8 @@ import sys
 from cli import EXIT_OK, InputError, run_cli
 from dataset import Dataset, dataset_from, parse_shard, shard_of
 from fileio import dumps, output_path, read_jsonl, write_atomic
-from formats import BUDGET_FIELD, RUN_IDENTITY_FIELDS, load_comparison, match_verdicts, read_verdicts, record_key
+from formats import (BUDGET_FIELD, RUN_IDENTITY_FIELDS, load_comparison, match_verdicts, read_verdicts, record_key,
+                     run_key)
 from rules import RULES_SHA256
 
 
@@ -75,7 +76,7 @@ def merge_runs(paths: list[str], dataset: Dataset) -> list[dict]:
     repeats = sorted({rec["repeat"] for _, _, rec in rows})
     seen: dict = {}
     for path, lineno, rec in rows:
-        key = (rec["qid"], rec[BUDGET_FIELD], rec["repeat"])
+        key = run_key(rec)
         if rec["qid"] not in order:
             raise InputError(f"{path}:{lineno}: question {rec['qid']!r} is not in the dataset {dataset.path}")
         if key in seen:

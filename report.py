@@ -51,15 +51,12 @@ import sys
 
 import runindex
 from blind import read_artifacts
-from blind import summary as artifacts_summary, table as artifacts_table
 from cli import EXIT_OK, InputError, run_cli
-from contract import CONTROL_NAMES, Hit, QUESTION_TYPES, session_items
 from dataset import dataset_from, iter_cases
-from fileio import output_path, read_json, read_jsonl, sha256_file, sha256_text, write_atomic
-from formats import (BUDGET_FIELD, CHECKS_FORMAT, SCORES_FORMAT, check_format, check_manifest_describes,
-                     load_comparison, read_audit_json, read_audit_key, read_calibration_json, read_manifest,
-                     read_verdicts, record_key, refuse_stale_checks_verdicts)
-from metrics import FAILURE_CAUSES, question_outcome
+from fileio import output_path, read_json, sha256_file, write_atomic
+from formats import (CHECKS_FORMAT, SCORES_FORMAT, check_format, check_manifest_describes, load_comparison,
+                     read_audit_json, read_calibration_json, read_manifest, read_verdicts,
+                     refuse_stale_checks_verdicts)
 from report_explorer import explorer_data, render_html
 from report_cost import dollar_cost_blocks, frontier_blocks
 from report_plots import draw_plots
@@ -68,11 +65,6 @@ from report_sections import (artifacts_section, budget_section, by_type_section,
                              glance_section, grader_line, kind_recall_section, paired_section,
                              repeats_section, results_section, retrieval_only, retrieval_paired_section,
                              type_differences_section)
-from stats import RESAMPLES, SEED
-from wording import (calibration_text, control_lines, coverage_reasons, disclosures, error_rate_text,
-                     estimate_text, interval_text, mdd_text, noise_floor_legend, rate, reading,
-                     separated_text, type_difference_text, whole)
-from context import render_line
 from report_document import Code, Heading, Link, Para, render_markdown, render_terminal, segs
 from report_provenance import (checks_section, facts_section, grader_of, judge_section, plots_note,
                                reproduce_section)

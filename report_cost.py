@@ -24,7 +24,7 @@ def dollar_cost_blocks(scores: dict, order: list[dict]) -> list:
     header = ["system", "per question", "ingestion", "per correct answer", "answer calls", "judge calls", "total",
               "accuracy", "frontier"]
     p = scores["prices"]
-    blocks: list = [Para(segs(f"Dollar cost, in USD at the prices of ", Code(p["file"]), f" dated {p['date']} "
+    blocks: list = [Para(segs("Dollar cost, in USD at the prices of ", Code(p["file"]), f" dated {p['date']} "
                               f"(sha256 {p['sha256'][:12]}): {p['basis']}. Per question: the answer call and its "
                               "judge call, over the records; ingestion: the system's own model calls while writing; "
                               "per correct answer: all of it over the correct answers. Frontier: no other system "

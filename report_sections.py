@@ -8,7 +8,6 @@ number is written by wording.py.
 from __future__ import annotations
 
 import urllib.parse
-from collections import Counter
 
 from blind import summary as artifacts_summary
 from blind import table as artifacts_table

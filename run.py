@@ -55,13 +55,13 @@ import time
 from typing import TextIO
 
 from backends import code_sha256, load_backend
-from cli import EXIT_OK, EXIT_TOO_MANY_ERRORS, CostCapReached, InputError, Progress, ServiceDown, run_cli, stop_note
+from cli import EXIT_OK, EXIT_UNFINISHED, CostCapReached, InputError, Progress, ServiceDown, run_cli, stop_note
 from config import load_config
 from context import answer_prompt, build_context, make_counter, render_line
 from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_items
 from dataset import dataset_index, iter_cases, parse_shard, select_cases
 from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
-from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS
+from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS, run_key
 from llm import LLMClient, server_info
 from workers import Workers
 from prices import Cap, PriceTable, call_cost, load_prices, refuse_unpriced, run_cost, tokens_cost, usd, write_cost
@@ -260,11 +260,6 @@ def typical_hit_tokens(path: str, case_id: str, counter) -> float:
 # Resume
 # ---------------------------------------------------------------------------------------------
 
-def run_key(rec: dict) -> tuple:
-    """One record of a run file: a question at a budget in a repeat."""
-    return rec["qid"], rec[BUDGET_FIELD], rec["repeat"]
-
-
 def load_done(path: str, identity: dict, keys: set, rewrite: bool = True) -> tuple[dict, int]:
     """Records already finished in `path` by the same run, keyed by run_key, and how many lines
     were dropped (failed records, or a last line cut by a crash). The file is rewritten
@@ -284,7 +279,7 @@ def load_done(path: str, identity: dict, keys: set, rewrite: bool = True) -> tup
                 raise InputError(f"{path}:{lineno}: holds a different run (field '{key}' is "
                                  f"{rec.get(key)!r}, this run has {identity[key]!r}); "
                                  f"use --fresh to start over or choose another --out")
-        key = (rec.get("qid"), rec.get(BUDGET_FIELD), rec.get("repeat"))
+        key = run_key(rec)
         if key not in keys:
             raise InputError(f"{path}:{lineno}: question {key[0]!r} at budget {key[1]!r}, repeat {key[2]!r} is not "
                              f"one this run makes (another dataset, --budgets, --repeat, --limit or --sample): use --fresh")
@@ -574,7 +569,7 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
     if failed and failed / total > cfg["max_error_rate"]:
         print(f"error: {failed} of {total} records failed (see the 'error' field); "
               f"rerun the same command to retry them", file=sys.stderr)
-        return EXIT_TOO_MANY_ERRORS
+        return EXIT_UNFINISHED
     return EXIT_OK
 
 

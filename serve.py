@@ -37,7 +37,7 @@ from collections.abc import Iterator
 
 import requests
 
-from cli import InputError, Terminated, run_cli
+from cli import EXIT_HUNG_UP, InputError, Terminated, run_cli
 from fileio import sha256_file, write_json_atomic
 from processes import STOP_GRACE_S, STOP_SIGNALS, free_port, signals_ignored, stop
 
@@ -159,10 +159,9 @@ SERVER_KEY_ENV = "MEMBENCH_SERVER_KEY"
 # The signals that stop serve.py, its command and its server: Ctrl-C, TERM (kill, a CI timeout)
 # and HUP, which a closed terminal or a dropped ssh connection sends. The server runs in a session
 # of its own, so HUP never reaches it: left to its default action, HUP would end serve.py at once
-# and leave the server running, holding its port and cores. HUP exits 128 + 1, as a shell reports
-# a process that signal ended.
+# and leave the server running, holding its port and cores. HUP exits 129 (cli.EXIT_HUNG_UP, 128 +
+# SIGHUP), as a shell reports a process that signal ended.
 HELD_SIGNALS = STOP_SIGNALS | {signal.SIGHUP}
-EXIT_HUNG_UP = 128 + signal.SIGHUP
 # After serve.py is told to stop, the command gets this long to exit by itself (a Ctrl-C in a
 # terminal reached it too), as Python's own subprocess.run allows, before it is sent TERM.
 COMMAND_EXIT_WAIT_S = 0.25

@@ -43,7 +43,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from importlib.metadata import version
 
 from backends import check_settings
 from backends._embed import check_model, section_embedder

@@ -12,7 +12,7 @@ import pytest
 
 import artifacts
 import blind
-from cli import run_cli
+from cli import EXIT_CHECK_FAILED, run_cli
 from conftest import ROOT, write_config
 from contract import MemoryItem
 from fileio import dumps
@@ -76,7 +76,7 @@ def audit(tmp_path, cases: list[dict], *extra: str) -> tuple[int, dict]:
 
 def test_the_audit_fails_a_dataset_whose_evidence_opens_with_a_stock_phrase(tmp_path, capsys):
     code, a = audit(tmp_path, make_cases(24, tell="FYI: "))
-    assert code == artifacts.EXIT_FAIL and a["verdict"] == "FAIL"
+    assert code == EXIT_CHECK_FAILED and a["verdict"] == "FAIL"
     assert a["format"] == blind.ARTIFACTS_FORMAT and a["kinds"] == ["alpha", "beta"]
     # Only the reader of surface cues finds the tell; newest and random stay at chance.
     assert a["recall"]["cues"]["all"]["recall_any_at_k"] > 0.8
@@ -100,7 +100,7 @@ def test_the_audit_passes_a_dataset_without_a_tell(tmp_path):
 
 def test_a_limit_below_what_chance_gives_fails_the_same_dataset(tmp_path):
     code, a = audit(tmp_path, make_cases(24, tell=None), "--limit", "0.0")
-    assert code == artifacts.EXIT_FAIL and any("above the limit 0" in r for r in a["reasons"])
+    assert code == EXIT_CHECK_FAILED and any("above the limit 0" in r for r in a["reasons"])
 
 
 def test_the_cue_reader_never_learns_on_the_half_it_ranks(tmp_path):
@@ -161,7 +161,7 @@ def test_the_model_free_report_shows_the_audit_table_and_verdict(tmp_path):
     assert "Not run." in open(paths["md"], encoding="utf-8").read()
     out = str(tmp_path / "artifacts.json")
     code = run_cli(artifacts.main, ["--config", paths["config"], "--resamples", "100", "--out", out])
-    assert code in (0, artifacts.EXIT_FAIL)
+    assert code in (0, EXIT_CHECK_FAILED)
     a = blind.read_artifacts(out)
     assert make_report(paths, "--artifacts", out) == 0
     md = open(paths["md"], encoding="utf-8").read()
@@ -201,7 +201,7 @@ def test_the_bundled_version_2_fails_on_its_tells_and_locomo_passes(tmp_path, ca
     cfg = write_config(tmp_path)
     v2 = tmp_path / "v2.json"
     assert run_cli(artifacts.main, ["--config", cfg, "--dataset", os.path.join(ROOT, "data", "cases-v2.jsonl"),
-                                    "--resamples", "1000", "--out", str(v2)]) == artifacts.EXIT_FAIL
+                                    "--resamples", "1000", "--out", str(v2)]) == EXIT_CHECK_FAILED
     a = json.loads(v2.read_text())
     assert a["recall"]["cues"]["all"]["recall_any_at_k"] > a["recall"]["keyword"]["all"]["recall_any_at_k"]
     locomo = str(tmp_path / "locomo.jsonl")

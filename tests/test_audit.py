@@ -181,7 +181,7 @@ def test_missing_and_unreadable_labels_are_reported_by_sheet_line_never_guessed(
     human[keys[5]["audit_id"]] = "maybe"
     label(sheet, human, delimiter=";")  # a spreadsheet app in a locale that saves with semicolons
     code, report = join(tmp_path, sheet, key)
-    assert code == 3 and not report["complete"] and report["labelled"] == 10
+    assert code == 5 and not report["complete"] and report["labelled"] == 10
     # Every answer spans two lines: row r (0-based) starts on line 2 + 2r.
     assert report["unlabelled"] == [{"line": 6, "audit_id": keys[2]["audit_id"]}]
     assert report["unreadable"] == [{"line": 12, "audit_id": keys[5]["audit_id"], "value": "maybe"}]

@@ -71,7 +71,8 @@ def test_a_fail_of_the_checks_is_let_through_to_the_report(tmp_path, target, end
 
 def test_check_py_states_its_exit_codes_in_its_help_and_docs():
     import check
-    assert check.EXIT_CHECK_FAILED == 4
+    from cli import EXIT_CHECK_FAILED
+    assert EXIT_CHECK_FAILED == 4
     assert "4 a check FAILed" in check.__doc__ and "1 an unexpected\nerror in check.py" in check.__doc__
     text = open(os.path.join(ROOT, "docs", "checks.md"), encoding="utf-8").read()
     assert "**4** a check FAILed" in text and "**1** an unexpected error in check.py" in text
