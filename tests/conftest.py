@@ -70,6 +70,25 @@ def chroma_server(tmp_path_factory):
     stop(proc)
 
 
+def in_fresh_process(code: str, hash_seed: int) -> str:
+    """What `code` prints, run by a new interpreter with this PYTHONHASHSEED (Python salts str
+    hashes per process, so set and dict orders of strings differ between processes): what a test
+    of "the same in every process" compares, where two calls in one process would share a salt."""
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed),
+           "PYTHONPATH": os.pathsep.join((ROOT, os.path.join(ROOT, "data")))}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def made_in_other_processes(module: str, call: str) -> set[str]:
+    """The JSONL text `call` (a dataset generator's split, of data/`module`) makes in two new
+    interpreters with other string-hash salts: one text if the generator is the same everywhere."""
+    code = f"import make_cases, {module}; print(make_cases.render({call}), end='')"
+    return {in_fresh_process(code, seed) for seed in (1, 2)}
+
+
 def write_config(tmp_path, dataset: str = TINY, **overrides) -> str:
     """A config.yaml in tmp_path, from the repository's config with overrides, cache in tmp."""
     import yaml

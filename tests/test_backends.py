@@ -29,7 +29,7 @@ from backends._embed import HashEmbedder, rank_key  # noqa: E402
 from backends.bm25 import Fts5Bm25Backend  # noqa: E402
 from backends.keyword import ScanKeywordBackend, TieOrder, neg_time  # noqa: E402
 from cli import InputError  # noqa: E402
-from conftest import backend_config  # noqa: E402
+from conftest import backend_config, in_fresh_process  # noqa: E402
 from contract import Hit, MemoryItem, session_items  # noqa: E402
 
 SESSION_A = {"session_id": "s1", "timestamp": "2026-03-02T10:00:00Z", "turns": [
@@ -291,8 +291,12 @@ def test_reference_backends_are_deterministic(name, tmp_path):
 
 
 def test_hash_vectors_are_stable_across_processes():
+    # blake2b is the same in every process, unlike Python's hash(), which is salted per process:
+    # two interpreters with other salts give this one's vector, to the last bit.
     v = HashEmbedder(64).query("billing Postgres")
-    # Pinned: blake2b is the same everywhere, unlike Python's salted hash().
+    code = ("import json; from backends._embed import HashEmbedder; "
+            "print(json.dumps(sorted(HashEmbedder(64).query('billing Postgres').items())))")
+    assert {in_fresh_process(code, seed) for seed in (1, 2)} == {json.dumps(sorted(v.items())) + "\n"}
     assert sorted(v) == sorted(HashEmbedder(64).query("Billing  postgres!"))
     assert abs(sum(x * x for x in v.values()) - 1.0) < 1e-12
 
