@@ -44,15 +44,12 @@ from collections import defaultdict
 
 from cli import EXIT_OK, EXIT_SHEET_INCOMPLETE, InputError, run_cli
 from fileio import dumps, not_utf8_error, read_jsonl, sha256_text, write_atomic, write_json_atomic
-from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS,
-                     check_format, read_audit_key, record_key)
+from formats import (AUDIT_FORMAT, AUDIT_KEY_FORMAT, BUDGET_FIELD, VERDICT_IDENTITY_FIELDS, check_verdict,
+                     read_audit_key, record_key)
 from stats import cohen_kappa, fisher_greater
 from wording import rate
 
 SHEET_COLUMNS = ("audit_id", "question", "gold_answer", "answer", "human_verdict", "note")
-# Fields of a verdict the sample reads: the sheet's text, and the key's identity of the answer.
-SAMPLE_FIELDS = ("backend", "repeat", BUDGET_FIELD, "case_id", "qid", "type", "question", "gold_answer", "answer",
-                 "verdict", "by") + VERDICT_IDENTITY_FIELDS
 KEY_FIELDS = ("audit_id", "backend", "repeat", BUDGET_FIELD, "qid", "verdict", "by")
 LABELS = {"correct": "correct", "c": "correct", "1": "correct", "yes": "correct",
           "incorrect": "incorrect", "i": "incorrect", "0": "incorrect", "no": "incorrect"}
@@ -115,10 +112,7 @@ def sample(a: argparse.Namespace) -> int:
             raise InputError(f"{path}: exists; a sheet may already be labelled: choose another path, or pass --force")
     verdicts = []
     for lineno, v in read_jsonl(a.verdicts):
-        check_format(v, VERDICT_FORMAT, f"{a.verdicts}:{lineno}", "rerun judge.py with --fresh")
-        missing = [f for f in SAMPLE_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{a.verdicts}:{lineno}: not a verdict of judge.py (no field '{missing[0]}')")
+        check_verdict(v, f"{a.verdicts}:{lineno}")
         if v["verdict"] is not None:  # a failed run or judge call has nothing to audit
             verdicts.append(v)
     if not verdicts:

@@ -31,14 +31,21 @@ AUDIT_FORMAT = "audit/1"
 AUDIT_KEY_FORMAT = "audit_key/1"
 
 
-def refuse_stale_checks_verdicts(checks: dict, path: str, verdicts_sha256: list[str]) -> None:
-    """Refuse a checks.json whose verdicts are not these (by sha256): the verdicts were graded
-    again since check.py ran, so its control and judge checks are about other verdicts. Both
-    sides empty (a model-free comparison) match."""
+def read_checks(path: str, runs_sha256: list[str], verdicts_sha256: list[str]) -> dict:
+    """check.py's checks.json, of CHECKS_FORMAT, refused unless it checked exactly these run files
+    and these verdicts (by sha256; none on both sides for a model-free comparison): the one reader
+    of the file, for score.py and report.py alike, so that neither shows a verdict on the
+    instrument about other runs, or about verdicts graded again since check.py ran."""
+    checks = read_versioned(path, "checks.json of check.py", CHECKS_FORMAT, "rerun check.py",
+                            ("status", "counts", "checks", "inputs", "reader"))
+    if sorted(checks["inputs"]["runs"].values()) != sorted(runs_sha256):
+        raise InputError(f"{path}: checked other run files than --runs (their sha256 differ); rerun check.py "
+                         f"on these runs")
     if sorted(checks["inputs"]["verdicts"].values()) != sorted(verdicts_sha256):
         checked = ", ".join(checks["inputs"]["verdicts"]) or "none"
         raise InputError(f"{path}: checked other verdicts than these ({checked}; a verdicts file graded again since "
                          f"is another, by its sha256): rerun check.py with these --runs and --verdicts")
+    return checks
 
 
 def check_format(obj: dict, expected: str, where: str, fix: str) -> None:
@@ -331,19 +338,28 @@ VERDICT_IDENTITY_FIELDS = ("inputs_sha256", "rules_sha256", "judge_model", "judg
 
 
 # Fields every verdicts line of VERDICT_FORMAT has (judge.py copies more through, for jq).
-VERDICT_FIELDS = ("format", "backend", "repeat", BUDGET_FIELD, "qid", "type", "question", "gold_answer", "answer",
-                  "verdict", "by", "rules_only_verdict", "judge_reason", "judge_error", "usage") + VERDICT_IDENTITY_FIELDS
+VERDICT_FIELDS = ("format", "backend", "repeat", BUDGET_FIELD, "case_id", "qid", "type", "question", "gold_answer",
+                  "answer", "verdict", "by", "rules_only_verdict", "judge_reason", "judge_error",
+                  "usage") + VERDICT_IDENTITY_FIELDS
+
+
+def check_verdict(v: dict, where: str) -> dict:
+    """One line of a verdicts file (where: "path:line"), refused unless it is of VERDICT_FORMAT and
+    has every field of VERDICT_FIELDS: the one test every stage that reads verdicts applies
+    (judge.py resuming, score.py, check.py, audit.py, report.py), with one message and one fix."""
+    check_format(v, VERDICT_FORMAT, where, "rerun judge.py with --fresh")
+    missing = [f for f in VERDICT_FIELDS if f not in v]
+    if missing:
+        raise InputError(f"{where}: not a verdict of format {VERDICT_FORMAT!r} (no field '{missing[0]}'); rerun "
+                         f"judge.py with --fresh")
+    return v
 
 
 def read_verdicts(path: str) -> dict:
     """Verdicts keyed by record_key, with their line; two for one answer is an error."""
     out: dict = {}
     for lineno, v in read_jsonl(path):
-        check_format(v, VERDICT_FORMAT, f"{path}:{lineno}", "rerun judge.py with --fresh")
-        missing = [f for f in VERDICT_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of format {VERDICT_FORMAT!r} (no field "
-                             f"'{missing[0]}'); rerun judge.py with --fresh")
+        check_verdict(v, f"{path}:{lineno}")
         key = record_key(v)
         if key in out:
             raise InputError(f"{path}:{lineno}: a second verdict for {v['backend']!r} question {v['qid']!r} "

@@ -70,8 +70,8 @@ from config import SAMPLING_DEFAULTS, load_config, results_dir
 from dataset import dataset_from, parse_shard, shard_of
 from fileio import (dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic,
                     write_json_atomic)
-from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FIELDS, VERDICT_FORMAT,
-                     VERDICT_IDENTITY_FIELDS, check_format, load_comparison, record_key, verdict_identity)
+from formats import (BUDGET_FIELD, CALIBRATION_FORMAT, VERDICT_FORMAT, VERDICT_IDENTITY_FIELDS, check_verdict,
+                     load_comparison, record_key, verdict_identity)
 from grading import decide, load_calibration
 from metrics import calibration_rates
 from prices import Cap, call_cost, load_prices, refuse_unpriced
@@ -137,11 +137,7 @@ def load_verdicts(path: str, records: list[dict], grader: dict) -> tuple[dict, i
     done: dict = {}
     others: list[str] = []
     for lineno, v, line in rows:
-        check_format(v, VERDICT_FORMAT, f"{path}:{lineno}", "use --fresh to regrade everything")
-        missing = [f for f in VERDICT_FIELDS if f not in v]
-        if missing:
-            raise InputError(f"{path}:{lineno}: not a verdict of this judge.py (no field '{missing[0]}'); "
-                             f"use --fresh to regrade everything, or choose another --out")
+        check_verdict(v, f"{path}:{lineno}")
         key = record_key(v)
         if key not in current:
             others.append(line)

@@ -54,13 +54,12 @@ from blind import read_artifacts
 from cli import EXIT_OK, InputError, run_cli
 from dataset import dataset_from, iter_cases
 from fileio import output_path, read_json, sha256_file, write_atomic
-from formats import (CHECKS_FORMAT, SCORES_FORMAT, check_format, check_manifest_describes, load_comparison,
-                     read_audit_json, read_calibration_json, read_manifest, read_verdicts,
-                     refuse_stale_checks_verdicts)
+from formats import (SCORES_FORMAT, check_format, check_manifest_describes, load_comparison, read_audit_json,
+                     read_calibration_json, read_checks, read_manifest, read_verdicts)
 from report_explorer import explorer_data, render_html
 from report_cost import dollar_cost_blocks, frontier_blocks
 from report_plots import draw_plots
-from report_sections import (artifacts_section, budget_section, by_type_section, checks_current,
+from report_sections import (artifacts_section, budget_section, by_type_section,
                              contract_section, controls_section, cost_section, failures_section,
                              glance_section, grader_line, kind_recall_section, paired_section,
                              repeats_section, results_section, retrieval_only, retrieval_paired_section,
@@ -134,11 +133,6 @@ def questions_text(coverage: dict) -> str:
     return f"{total:,} questions" if scored == total else f"{scored:,} of {total:,} questions"
 
 
-def optional_json(path: str | None, what: str, fields: tuple) -> dict | None:
-    """An optional input: None when not given; a given file must be readable."""
-    return read_json(path, what, fields) if path else None
-
-
 # ---------------------------------------------------------------------------------------------
 # The whole report, in reading order
 # ---------------------------------------------------------------------------------------------
@@ -151,7 +145,6 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     compare systems by accuracy), then the rest: every metric, the contract, the paired
     comparisons, the controls, the breakdowns, the judge, the checks, the facts and the commands."""
     order = scores["systems"]
-    current = checks_current(checks, scores)
     got = plots or {}
     kind = "model-free report (retrieval only)" if retrieval_only(scores) else "report"
     html_name = os.path.basename(paths["html"])
@@ -164,16 +157,16 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
                               Link(html_name, "#questions"), "."))]
     free_page = (os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(paths["model_free"])), "report.html"),
                                  os.path.dirname(os.path.abspath(paths["html"]))) if paths["model_free"] else "")
-    blocks += glance_section(scores, order, manifest, checks, current,
+    blocks += glance_section(scores, order, manifest, checks,
                              grader_line(scores, calibration, grader_of(verdicts)), model_free, artifacts, free_page,
                              stability)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
-    blocks += contract_section(scores, manifest, checks, current)
+    blocks += contract_section(scores, manifest, checks)
     blocks += paired_section(scores, order)
     blocks += retrieval_paired_section(scores)
     blocks += type_differences_section(scores, order)
-    blocks += controls_section(scores, order, checks, current)
+    blocks += controls_section(scores, order, checks)
     blocks += by_type_section(scores, order)
     blocks += kind_recall_section(scores, order)
     blocks += artifacts_section(scores, artifacts, manifest, paths["artifacts"])
@@ -182,7 +175,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks += cost_section(scores, order) + dollar_cost_blocks(scores, order) + frontier_blocks(scores, order, plots)
     blocks += repeats_section(scores, order)
     blocks += judge_section(scores, verdicts, calibration, audit, paths, manifest["config"])
-    blocks += checks_section(checks, current, paths)
+    blocks += checks_section(checks, paths)
     blocks += facts_section(scores, manifest, order)
     blocks += reproduce_section(scores, manifest, paths)
     return blocks
@@ -233,11 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     check_manifest_describes(a.manifest, records)
     verdicts = verdicts_by_key(a.verdicts) if a.verdicts else None
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
-    checks = optional_json(a.checks, "results of check.py", ())
-    if checks is not None:
-        check_format(checks, CHECKS_FORMAT, a.checks, "rerun check.py")
-        if checks_current(checks, scores):  # of these runs (other runs' checks are named, not shown): these verdicts
-            refuse_stale_checks_verdicts(checks, a.checks, list(scores["inputs"]["verdicts"].values()))
+    checks = read_checks(a.checks, list(scores["inputs"]["runs"].values()),
+                         list(scores["inputs"]["verdicts"].values())) if a.checks else None
     calibration = read_calibration_json(a.calibration, ("grader", "grading", "calibration_set", "overall", "by_kind",
                                                         "kappa", "heldout")) if a.calibration else None
     audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",

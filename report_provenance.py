@@ -137,7 +137,7 @@ def audit_mismatch(audit: dict, verdicts: dict | None) -> str | None:
     return None
 
 
-def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
+def checks_section(checks: dict | None, paths: dict) -> list:
     """check.py's results: one line per check, or how to run it."""
     blocks: list = [Heading(2, "Instrument checks", "checks")]
     results = os.path.dirname(paths["scores"])
@@ -147,9 +147,6 @@ def checks_section(checks: dict | None, current: bool, paths: dict) -> list:
     if checks is None:
         return blocks + [Para(segs("No instrument checks yet: run ", run_it, " and pass "
                                    "--checks to report.py."))]
-    if not current:
-        return blocks + [Para(segs(f"{paths['checks']} checked other run files than these (their sha256 differ): its "
-                                   "results do not apply. Rerun ", run_it, "."))]
     rows = [[c["status"], segs(Code(c["id"])), segs(c["summary"])] for c in checks["checks"]]
     counts = ", ".join(f"{n} {s}" for s, n in checks["counts"].items() if n)
     return blocks + [Para(segs(f"Overall: {checks['status']} ({counts}). FAIL and WARN are listed among the "

@@ -57,12 +57,6 @@ def served_models(scores: dict) -> list[str]:
     return sorted({m for by in scores["served_models"].values() for counts in by.values() for m in counts})
 
 
-def checks_current(checks: dict | None, scores: dict) -> bool:
-    """Whether checks.json was made from exactly the run files scores.json was (by content);
-    report.py's main() has held those to the --runs files (check_inputs)."""
-    return checks is not None and sorted(checks["inputs"]["runs"].values()) == sorted(scores["inputs"]["runs"].values())
-
-
 # ---------------------------------------------------------------------------------------------
 # Sections
 # ---------------------------------------------------------------------------------------------
@@ -94,12 +88,12 @@ def coverage_line(scores: dict, model_free: dict | None = None) -> list | None:
                                                                            f"to a run on the whole dataset.")
 
 
-def deviations(scores: dict, checks: dict | None, checks_current: bool) -> list:
+def deviations(scores: dict, checks: dict | None) -> list:
     """Every deviation from the contract that is present, in score.py's words: its warnings (a
     served-model change, a --limit or partial run), each system's disclosures, then the checks
     that failed or warned."""
     found = [ticked(x) for x in scores["warnings"] + disclosures(scores["systems"])]
-    if checks is not None and checks_current:
+    if checks is not None:
         found += [segs(f"Check {c['status']}: ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
                   if c["status"] in ("FAIL", "WARN")]
     return found
@@ -160,13 +154,13 @@ def glance_table_model_free(scores: dict, order: list[dict], page: str = "") -> 
                  [False, True, True, False, True, True, True, True, True, True], "compact")
 
 
-def checks_line(scores: dict, checks: dict | None, current: bool, model_free: dict | None = None) -> list:
+def checks_line(scores: dict, checks: dict | None, model_free: dict | None = None) -> list:
     """The instrument's checks in one line: check.py's status over every check (the reader's
     verdict is not among them), its counts and what failed or warned; with the model-free
     comparison leading, its checks too (score.py copied their summary into its scores.json).
     Without checks.json of these runs, the controls' numbers and no verdict."""
     more = Link("details", "#checks")
-    if checks is not None and current:
+    if checks is not None:
         said = ", ".join(f"{n} {st}" for st, n in checks["counts"].items() if n)
         bad = [c["id"] for c in checks["checks"] if c["status"] in ("FAIL", "WARN")]
         text = f": check.py on these runs, {said}" + (f"; {', '.join(bad)}" if bad else "")
@@ -185,16 +179,16 @@ def checks_line(scores: dict, checks: dict | None, current: bool, model_free: di
     return segs(Strong("Controls"), " (", more, f"): {'; '.join(shown)}; no verdict without check.py's --checks.")
 
 
-def reader_of(checks: dict | None, current: bool) -> dict | None:
-    """check.py's verdict on the reader (checks.json's `reader`), when checks.json is of these runs."""
-    return checks["reader"] if checks is not None and current else None
+def reader_of(checks: dict | None) -> dict | None:
+    """check.py's verdict on the reader (checks.json's `reader`), when checks.json is given."""
+    return checks["reader"] if checks is not None else None
 
 
-def leads_with_retrieval(checks: dict | None, current: bool, model_free: dict | None) -> bool:
+def leads_with_retrieval(checks: dict | None, model_free: dict | None) -> bool:
     """Whether the first screen leads with the retrieval comparison: the reader's verdict says
     its accuracy cannot compare memory systems, and the model-free comparison of the same
     dataset and contract was given to lead with. Otherwise accuracy leads."""
-    reader = reader_of(checks, current)
+    reader = reader_of(checks)
     return model_free is not None and reader is not None and reader["verdict"] == "inadequate"
 
 
@@ -290,8 +284,7 @@ def artifacts_line(artifacts: dict | None, page: str = "") -> list | None:
                 f"): {artifacts_summary(artifacts)}")
 
 
-def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, current: bool,
-                   grader: list | None, model_free: dict | None = None, artifacts: dict | None = None,
+def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, grader: list | None, model_free: dict | None = None, artifacts: dict | None = None,
                    model_free_page: str = "", stability: list | None = None) -> list:
     """The first screen: the answer table, then one line each for what the reader lets accuracy
     show, the grader's calibration (`grader`), the ranking's stability (`stability`), the artifact
@@ -299,15 +292,15 @@ def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict
     When the reader's verdict says accuracy cannot compare memory systems and the model-free
     comparison is given (`model_free`, its report at `model_free_page`), its retrieval table
     leads and the accuracy table of these runs follows the lines."""
-    found = deviations(scores, checks, current)
-    retrieval_leads = leads_with_retrieval(checks, current, model_free)
+    found = deviations(scores, checks)
+    retrieval_leads = leads_with_retrieval(checks, model_free)
     # The audit's section is in the model-free report: an answered report links to it there.
     audit = (artifacts_line(artifacts) if retrieval_only(scores) else
              artifacts_line(artifacts, model_free_page) if model_free is not None else None)
     lines = [x for x in (publication_note(scores), coverage_line(scores, model_free if retrieval_leads else None),
-                         reader_line(scores, manifest, reader_of(checks, current)),
+                         reader_line(scores, manifest, reader_of(checks)),
                          recall_line(scores) if not retrieval_leads else None, grader, stability, audit) if x is not None]
-    lines.append(checks_line(scores, checks, current, model_free if retrieval_leads else None))
+    lines.append(checks_line(scores, checks, model_free if retrieval_leads else None))
     whole_lines = len(lines)
     lines += [segs(Strong("Deviation"), " (", Link("details", "#contract"), "): ", *d) for d in found[:DEVIATION_LINES]]
     if len(found) > DEVIATION_LINES:
@@ -353,7 +346,7 @@ TOKENIZER_NOTE = {"approx": (" (", Code("approx"), ": the harness's count, a tok
                              "usually more: its counts are the prompt tokens under Cost and latency)")}
 
 
-def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_current: bool) -> list:
+def contract_section(scores: dict, manifest: dict, checks: dict | None) -> list:
     """What was held constant, in plain words, and every deviation that is present."""
     first = scores["contract"]
     served = served_models(scores)
@@ -386,7 +379,7 @@ def contract_section(scores: dict, manifest: dict, checks: dict | None, checks_c
                        Strong(f"{len(served)} served models answered"), " (see the deviations).")
     blocks: list = [Heading(2, "The fairness contract", "contract"),
                     Para(segs("Held constant for every system:")), Bullets(held)]
-    found = deviations(scores, checks, checks_current)
+    found = deviations(scores, checks)
     if found:
         blocks += [Para(segs(Strong("Deviations from the contract"), " (read every number with these in mind):")),
                    Bullets(found)]
@@ -619,7 +612,7 @@ def artifacts_section(scores: dict, artifacts: dict | None, manifest: dict, path
                      Para(segs(Strong(artifacts["verdict"]), ": ", artifacts_summary(artifacts)))]
 
 
-def controls_section(scores: dict, order: list[dict], checks: dict | None, current: bool) -> list:
+def controls_section(scores: dict, order: list[dict], checks: dict | None) -> list:
     """What the controls say about the instrument (none low, oracle high). Whether `none` is
     low enough and `oracle` high enough is check.py's verdict, per question type against
     config.yaml's `checks:` thresholds: quoted from checks.json when it belongs to these runs;
@@ -627,7 +620,7 @@ def controls_section(scores: dict, order: list[dict], checks: dict | None, curre
     if retrieval_only(scores):
         return []
     lines = []
-    if checks is not None and current:
+    if checks is not None:
         lines += [segs(f"{c['status']} ", Code(c["id"]), f": {c['summary']}") for c in checks["checks"]
                   if c["check"] == "controls"]
         intro = ("check.py's verdicts on the controls (per question type, thresholds from config.yaml's checks: "

@@ -30,10 +30,9 @@ import csvexport
 from cli import EXIT_OK, InputError, run_cli
 from contract import CONTROL_NAMES
 from dataset import dataset_from
-from fileio import output_path, read_json, sha256_file, write_json_atomic
-from formats import (CHECKS_FORMAT, CONTRACT_FIELDS, SCORES_FORMAT, check_format, check_manifest_describes,
-                     load_comparison, read_audit_json, read_calibration_json, read_manifest,
-                     refuse_stale_checks_verdicts, served_model_counts)
+from fileio import output_path, sha256_file, write_json_atomic
+from formats import (CONTRACT_FIELDS, SCORES_FORMAT, check_manifest_describes, load_comparison, read_audit_json,
+                     read_calibration_json, read_checks, read_manifest, served_model_counts)
 from config import load_config
 from metrics import Scoring, pair_verdicts, retrieval_differences
 from prices import COST_BASIS, DEFAULT_TABLE, frontier, load_prices, usd
@@ -61,15 +60,10 @@ def resolve_baseline(name: str, systems: list[dict], budgets: list[int]) -> str:
     return baseline
 
 
-def read_checks(path: str, run_sha256: set[str], verdicts_sha256: list[str]) -> dict:
+def checks_summary(path: str, run_sha256: list[str], verdicts_sha256: list[str]) -> dict:
     """check.py's verdict on the instrument, refused if it checked other run files or other
     verdicts than these (given by their sha256)."""
-    checks = read_json(path, "checks.json of check.py")
-    check_format(checks, CHECKS_FORMAT, path, "rerun check.py")
-    if set(checks["inputs"]["runs"].values()) != run_sha256:
-        raise InputError(f"{path}: checked other run files than --runs (their sha256 differ); rerun check.py "
-                         f"on these runs")
-    refuse_stale_checks_verdicts(checks, path, verdicts_sha256)
+    checks = read_checks(path, run_sha256, verdicts_sha256)
     return {"file": path, "status": checks["status"], "counts": checks["counts"],
             "not_passed": [{"id": c["id"], "status": c["status"], "summary": c["summary"]}
                            for c in checks["checks"] if c["status"] != "PASS"],
@@ -470,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
                          "runs": run_sha256,
                          "verdicts": verdicts_sha256,
                          "manifest": a.manifest, "config": None if a.manifest else a.config},
-              "checks": read_checks(a.checks, set(run_sha256.values()), list(verdicts_sha256.values()))
+              "checks": checks_summary(a.checks, list(run_sha256.values()), list(verdicts_sha256.values()))
               if a.checks else None,
               "calibration": read_calibration(a.calibration, pairs) if a.calibration else None,
               "audit": read_audit(a.audit) if a.audit else None}

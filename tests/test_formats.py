@@ -60,21 +60,38 @@ def test_a_run_record_of_another_format_is_refused_naming_path_line_and_the_fix(
     assert f"{runs[0]}:2: {message}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["score", "check"])
-def test_a_verdict_of_another_format_is_refused_naming_path_line_and_the_fix(tmp_path, capsys, name):
-    runs, verdicts, cfg = comparison(tmp_path)
-    rewrite_second_line(verdicts, lambda v: {**v, "format": "verdict/0"})
-    assert stage(name, cfg, runs, verdicts, tmp_path) == 2
-    assert (f"{verdicts}:2: a verdict record of format 'verdict/0'; this code reads format {VERDICT_FORMAT!r} "
-            f"only: rerun judge.py with --fresh") in capsys.readouterr().err
+def verdict_stage(name: str, cfg: str, runs: list[str], verdicts: str, tmp_path) -> int:
+    """A stage that reads the verdicts file: judge.py resuming it, score.py, check.py, merge.py
+    or audit.py sample; its exit code."""
+    import audit
+    import merge
+    if name == "judge":
+        return run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts])
+    if name == "merge":
+        return run_cli(merge.main, [verdicts, "--verdicts", "--runs", *runs, "--out", str(tmp_path / "merged.jsonl"),
+                                    "--config", cfg])
+    if name == "audit":
+        return run_cli(audit.main, ["sample", "--verdicts", verdicts, "--n", "1", "--out-sheet", str(tmp_path / "s.csv")])
+    return stage(name, cfg, runs, verdicts, tmp_path)
 
 
-def test_judge_refuses_to_resume_verdicts_of_another_format(tmp_path, capsys):
+@pytest.mark.parametrize("name", ["judge", "score", "check", "merge", "audit"])
+@pytest.mark.parametrize("change, message", [
+    (lambda v: {**v, "format": "verdict/0"},
+     f"a verdict record of format 'verdict/0'; this code reads format {VERDICT_FORMAT!r} only: rerun judge.py "
+     f"with --fresh"),
+    (lambda v: {k: x for k, x in v.items() if k != "format"},
+     f"no field 'format' (every verdict record of format {VERDICT_FORMAT!r} has one): rerun judge.py with --fresh"),
+    (lambda v: {k: x for k, x in v.items() if k != "case_id"},
+     f"not a verdict of format {VERDICT_FORMAT!r} (no field 'case_id'); rerun judge.py with --fresh"),
+])
+def test_every_stage_refuses_the_same_faulty_verdict_the_same_way(tmp_path, capsys, name, change, message):
+    # One function reads a verdict for all of them (formats.check_verdict): the same fault planted
+    # in the file gets the same line, naming path:line, what is wrong and the fix, from each.
     runs, verdicts, cfg = comparison(tmp_path)
-    rewrite_second_line(verdicts, lambda v: {k: x for k, x in v.items() if k != "format"})
-    assert run_cli(judge.main, ["--config", cfg, "--runs", *runs, "--out", verdicts]) == 2
-    assert (f"{verdicts}:2: no field 'format' (every verdict record of format {VERDICT_FORMAT!r} has one): use "
-            f"--fresh to regrade everything") in capsys.readouterr().err
+    rewrite_second_line(verdicts, change)
+    assert verdict_stage(name, cfg, runs, verdicts, tmp_path) == 2
+    assert f"{verdicts}:2: {message}" in capsys.readouterr().err
 
 
 def test_checks_of_another_format_are_refused_by_score(tmp_path, capsys):

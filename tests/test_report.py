@@ -350,11 +350,15 @@ def test_failed_and_warned_checks_are_deviations_and_passed_ones_are_not(tmp_pat
     assert [r[0] for r in rows[1:]] == [c["status"] for c in checks["checks"]]
 
 
-def test_checks_of_other_run_files_do_not_apply(tmp_path):
+def test_checks_of_other_run_files_are_refused_as_score_refuses_them(tmp_path, capsys):
+    # One reader of checks.json (formats.read_checks), one policy: the report never shows a
+    # verdict on the instrument about other runs.
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
-    assert make_report(paths, "--checks", os.path.join(DATA, "checks.json")) == 0
-    md = open(paths["md"], encoding="utf-8").read()
-    assert "checked other run files than these" in md and deviation_lines(md) == []
+    capsys.readouterr()
+    checks = os.path.join(DATA, "checks.json")
+    assert make_report(paths, "--checks", checks) == 2
+    assert (f"{checks}: checked other run files than --runs (their sha256 differ); rerun check.py on these runs"
+            in capsys.readouterr().err)
 
 
 def audit_of(tmp_path, paths: dict, change: dict | None = None) -> str:
