@@ -52,6 +52,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from typing import TextIO
 
 from backends import code_sha256, load_backend
@@ -433,11 +434,38 @@ def run_identity(a: argparse.Namespace, cfg: dict, system, counter, top_k: int) 
             "retrieval_only": a.retrieval_only, "limit": a.limit, "sample": a.sample}
 
 
-def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, system, client: LLMClient | None,
-                 cases: list[dict], identity: dict, counter, budgets: list[int], repeats: int, done: dict,
-                 total: int, workers: int, cap: CostCap | None = None) -> Writer:
+@dataclass(frozen=True)
+class Plan:
+    """What one run.py command does: the system on these cases (their questions as --sample keeps
+    them), at these budgets and repeats, under the config; the records it makes (keys, each
+    (qid, budget, repeat)) and those already written (done, keyed so, from a run it resumes)."""
+    cfg: dict
+    system: object
+    identity: dict
+    counter: object
+    cases: list
+    budgets: list
+    repeats: int
+    keys: frozenset
+    done: dict
+
+    def todo(self) -> set[str]:
+        """The ids of the cases with a record still to do."""
+        return {c["case_id"] for c in self.cases
+                if any((q["qid"], b, r) not in self.done
+                       for q in c["questions"] for b in self.budgets for r in range(self.repeats))}
+
+    def planned(self) -> dict:
+        """Each case's questions the run asks (a --sample keeps some of a case's)."""
+        return {c["case_id"]: c["questions"] for c in self.cases}
+
+
+def answer_cases(a: argparse.Namespace, argv: list[str] | None, plan: Plan, client: LLMClient | None, workers: int,
+                 cap: CostCap | None = None) -> Writer:
     """Ingest, search and answer every case with a record still to do, appending the records
     to a.out as they complete; the Writer says what was written."""
+    cfg, system, identity, counter = plan.cfg, plan.system, plan.identity, plan.counter
+    budgets, repeats, done, total = plan.budgets, plan.repeats, plan.done, len(plan.keys)
     # The embedded model (serve.py sets LLM_SERVER_INFO) shares this machine's two cores: a
     # backend that embeds its turns while the model answers starves llama.cpp's spinning thread
     # pool (one generated token took a second instead of 11 ms, bench/README.md) and slows its
@@ -449,8 +477,7 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
     hold = local_model and not a.retrieval_only
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     pool = Workers(workers)
-    todo = {c["case_id"] for c in cases
-            if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
+    todo = plan.todo()
     # While answers are held, no record is written until every case is searched: the progress
     # line counts cases (done/total, rate, ETA), then records once answering starts.
     if cap is not None and todo and cap.reached():
@@ -465,7 +492,7 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
         writer = Writer(fh, progress, count_records=not hold, cap=cap)
         try:
             held = []  # with a model on this machine: the answer calls wait until every search is done
-            planned = {c["case_id"]: c["questions"] for c in cases}  # a --sample keeps some questions of a case
+            planned = plan.planned()
             for n, case in enumerate(iter_cases(cfg["dataset"], todo), 1):
                 case = {**case, "questions": planned[case["case_id"]]}
                 progress.phase("ingesting and searching, answers held" if hold else f"case {n}/{len(todo)}")
@@ -505,17 +532,6 @@ def answer_cases(a: argparse.Namespace, argv: list[str] | None, cfg: dict, syste
     return writer
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one system; exit 3 when more questions failed than max_error_rate allows. --out must
-    be a file a stage may write, and no other process may be writing it."""
-    a = parse_args(argv)
-    output_path(a.out, "--out")
-    if a.estimate:  # writes nothing, so it neither takes the lock nor waits for a writer
-        return run_system(a, argv)
-    with output_lock(a.out):
-        return run_system(a, argv)
-
-
 def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
     """The run, in order: config, cases, system, what is done, the cases left, the file sorted."""
     cfg = load_config(a.config)
@@ -546,8 +562,9 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
     if a.fresh and os.path.exists(a.out) and not a.estimate:
         os.unlink(a.out)
     done, dropped = ({}, 0) if a.fresh else load_done(a.out, identity, keys, rewrite=not a.estimate)
+    plan = Plan(cfg, system, identity, counter, cases, budgets, repeats, frozenset(keys), done)
     if a.estimate:
-        return print_estimate(a, cfg, system, cases, identity, counter, budgets, repeats, done, prices)
+        return print_estimate(a, plan, prices)
     cap = cost_cap(cfg, prices, system, done, a.retrieval_only)
     print(f"run {system.name} ({system.version}): {len(questions)} questions x {len(budgets)} budget(s) x "
           f"{repeats} repeat(s), {len(done)} records already done, {dropped} failed or cut records to redo"
@@ -557,8 +574,7 @@ def run_system(a: argparse.Namespace, argv: list[str] | None) -> int:
               f"of {hit_tokens:g} tokens, the median turn of the dataset's first case, to fill budget {budgets[-1]}",
               file=sys.stderr)
 
-    writer = answer_cases(a, argv, cfg, system, client, cases, identity, counter, budgets, repeats, done, len(keys),
-                          workers, cap)
+    writer = answer_cases(a, argv, plan, client, workers, cap)
     sort_in_dataset_order(a.out, order)
 
     total = len(keys)
@@ -586,8 +602,7 @@ def cost_cap(cfg: dict, prices: PriceTable | None, system, done: dict, retrieval
     return CostCap(prices, float(cfg["max_cost"]), [json.loads(line) for line in done.values()])
 
 
-def estimate(cfg: dict, system, cases: list[dict], identity: dict, counter, budgets: list[int], repeats: int,
-             done: dict, prices: PriceTable) -> dict:
+def estimate(plan: Plan, prices: PriceTable) -> dict:
     """What the run would call and spend, from the contexts run.py builds (run_case, with no
     answer asked: ingestion and search run as in --retrieval-only), before any model call:
     answer calls, their prompt tokens counted by the config's tokenizer on the prompts as sent,
@@ -596,15 +611,15 @@ def estimate(cfg: dict, system, cases: list[dict], identity: dict, counter, budg
     upper bound), each prompt holding an answer of answer_max_tokens tokens. A system that calls
     a model while writing cannot be ingested without calling it: its answer prompts are bounded
     by the full budget and its ingestion is not estimated."""
+    cfg, system, identity, counter = plan.cfg, plan.system, plan.identity, plan.counter
+    budgets, repeats, done = plan.budgets, plan.repeats, plan.done
     notes = [f"prompt tokens are counted by the config's tokenizer ({counter.name}); an endpoint with another "
              f"tokenizer counts the same text differently",
              f"each answer call is taken to write answer_max_tokens ({cfg['answer_max_tokens']}) tokens, an upper bound",
              "every call is counted once, as if none were cached (the response cache makes a rerun free) and none "
              "retried"]
     writes_with_model = getattr(system, "_llm", None) is not None
-    todo = {c["case_id"] for c in cases
-            if any((q["qid"], b, r) not in done for q in c["questions"] for b in budgets for r in range(repeats))}
-    planned = {c["case_id"]: c["questions"] for c in cases}
+    todo, planned = plan.todo(), plan.planned()
     prompts: list[tuple[int, dict]] = []  # (prompt tokens, record) per answer call
     if identity["retrieval_only"]:
         notes.append("--retrieval-only asks no model: no answer call, nothing to judge")
@@ -613,7 +628,7 @@ def estimate(cfg: dict, system, cases: list[dict], identity: dict, counter, budg
         notes.append(f"{system.name} calls a model while writing, which an estimate cannot do: its ingestion is not "
                      f"estimated, and each answer prompt is bounded by the full context budget")
         fixed = counter.count(answer_prompt(cfg["answer_prompt"], "", "", ""))
-        for c in cases:
+        for c in plan.cases:
             for q in planned[c["case_id"]]:
                 for b in budgets:
                     for r in range(repeats):
@@ -654,10 +669,10 @@ def estimate(cfg: dict, system, cases: list[dict], identity: dict, counter, budg
             "max_cost": cfg["max_cost"], "prices": prices.describe(), "unpriced": unpriced, "assumptions": notes}
 
 
-def print_estimate(a: argparse.Namespace, cfg: dict, system, cases: list[dict], identity: dict, counter,
-                   budgets: list[int], repeats: int, done: dict, prices: PriceTable) -> int:
+def print_estimate(a: argparse.Namespace, plan: Plan, prices: PriceTable) -> int:
     """--estimate: the estimate as lines on stderr and as one JSON object on stdout (for jq)."""
-    e = estimate(cfg, system, cases, identity, counter, budgets, repeats, done, prices)
+    cfg, system, done = plan.cfg, plan.system, plan.done
+    e = estimate(plan, prices)
     p = e["prices"]
     print(f"estimate for {system.name}, no model call made ({len(done)} records already in {a.out}; prices of "
           f"{p['file']} dated {p['date']}):", file=sys.stderr)
@@ -765,6 +780,17 @@ def search_case(system, case: dict, todo: list[dict], namespace: str, identity: 
             searched[q["qid"]] = ([], None, backend_error(e))
     system.release(namespace)
     return searched, {**ingested, "internal_usage": usage_delta(before, system.internal_usage())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one system; exit 3 when more questions failed than max_error_rate allows. --out must
+    be a file a stage may write, and no other process may be writing it."""
+    a = parse_args(argv)
+    output_path(a.out, "--out")
+    if a.estimate:  # writes nothing, so it neither takes the lock nor waits for a writer
+        return run_system(a, argv)
+    with output_lock(a.out):
+        return run_system(a, argv)
 
 
 if __name__ == "__main__":
