@@ -65,10 +65,11 @@ MODEL_FREE = $(RESULTS_DIR)/model-free
 # the answered one, and a manifest describes exactly what its runs were.
 MANIFEST = $(RESULTS_DIR)/manifest-$(RUN_ID).json
 MODEL_FREE_MANIFEST = $(MODEL_FREE)/manifest-$(RUN_ID).json
-# What report.py shows when it exists: the human audit (docs/checks.md);
-# report.py says when it belongs to other verdicts. (checks.json and calibration.json are written
-# by the same recipe, after make has expanded it, so they are passed by name.)
-REPORT_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
+# What score.py reads into scores.json, for the report, when it exists: the human audit
+# (docs/checks.md); the report says when it belongs to other verdicts. (checks.json and
+# calibration.json are written by the same recipe, after make has expanded it, so they are
+# passed by name.)
+SCORE_EXTRAS = $(if $(wildcard $(RESULTS_DIR)/audit.json),--audit $(RESULTS_DIR)/audit.json)
 # The run id as config.py validates it (a plain name, so it is safe in a path and in the shell);
 # empty, after config.py's error on stderr, when the config is not valid, and then every recipe
 # that uses it stops (NEED_RUN_ID) before it writes or deletes anything.
@@ -302,12 +303,12 @@ answers: $(RUN_CONFIG)
 	@$(STAGES) stage score "score.py"
 	$(PY) score.py --runs $(RUN_FILES) --verdicts $(RESULTS_DIR)/verdicts.jsonl --baseline $(BASELINE) \
 		--json $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --checks $(RESULTS_DIR)/checks.json \
-		--calibration $(RESULTS_DIR)/calibration.json --config $(RUN_CONFIG)
+		--calibration $(RESULTS_DIR)/calibration.json $(SCORE_EXTRAS) --config $(RUN_CONFIG)
 	@$(LINK_LATEST)
 	@$(STAGES) stage report "report.py"
 	$(PY) report.py --scores $(RESULTS_DIR)/scores.json --manifest $(MANIFEST) --runs $(RUN_FILES) \
 		--verdicts $(RESULTS_DIR)/verdicts.jsonl --checks $(RESULTS_DIR)/checks.json \
-		--calibration $(RESULTS_DIR)/calibration.json $(REPORT_EXTRAS) --out $(RESULTS_DIR)/report.md \
+		--out $(RESULTS_DIR)/report.md \
 		$(if $(wildcard $(MODEL_FREE)/scores.json),--model-free $(MODEL_FREE)/scores.json) \
 		$(if $(wildcard $(MODEL_FREE)/artifacts.json),--artifacts $(MODEL_FREE)/artifacts.json)
 	@$(if $(TOP),$(STAGES) end)

@@ -1,7 +1,7 @@
 """Write the report people read: report.md, a self-contained
 report.html to open from disk, and plots beside them (by default beside --scores, in
-results/RUN_ID/), with the instrument's checks, the judge's calibration and the human audit
-when they exist. Every number comes from scores.json (score.py, through metrics.py) and is
+results/RUN_ID/), with the instrument's checks, and the judge's calibration and the human audit
+when score.py was given them (it reads and checks them into scores.json). Every number comes from scores.json (score.py, through metrics.py) and is
 written by wording.py's formatters; the run records and the dataset give the answers, the
 context each model read and the turns the question explorer shows, and nothing is computed
 here again.
@@ -40,7 +40,7 @@ Usage:
       --runs runs/RUN/*.jsonl --verdicts results/RUN/verdicts.jsonl
   python report.py --scores results/RUN/scores.json --manifest results/RUN/manifest-RUN.json \\
       --runs runs/RUN/*.jsonl --verdicts results/RUN/verdicts.jsonl --checks results/RUN/checks.json \\
-      --calibration results/RUN/calibration.json --audit results/RUN/audit.json --out results/RUN/report.md
+      --out results/RUN/report.md
   python report.py ... --panel results/RUN/panel.json --sweep results/sweep.json   # the ranking's stability
 """
 from __future__ import annotations
@@ -54,8 +54,8 @@ from blind import read_artifacts
 from cli import EXIT_OK, InputError, run_cli
 from dataset import dataset_from, iter_cases
 from fileio import output_path, read_json, sha256_file, write_atomic
-from formats import (SCORES_FORMAT, check_format, check_manifest_describes, load_comparison, read_audit_json,
-                     read_calibration_json, read_checks, read_manifest, read_verdicts)
+from formats import (SCORES_FORMAT, check_format, check_manifest_describes, load_comparison, read_checks, read_manifest,
+                     read_verdicts)
 from report_explorer import explorer_data, render_html
 from report_cost import dollar_cost_blocks, frontier_blocks
 from report_plots import draw_plots
@@ -65,7 +65,7 @@ from report_sections import (artifacts_section, budget_section, by_type_section,
                              repeats_section, results_section, retrieval_only, retrieval_paired_section,
                              type_differences_section)
 from report_document import Code, Heading, Link, Para, render_markdown, render_terminal, segs
-from report_provenance import (checks_section, facts_section, grader_of, judge_section, plots_note,
+from report_provenance import (checks_section, facts_section, judge_section, plots_note,
                                reproduce_section)
 from report_stability import stability_line
 
@@ -158,7 +158,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     free_page = (os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(paths["model_free"])), "report.html"),
                                  os.path.dirname(os.path.abspath(paths["html"]))) if paths["model_free"] else "")
     blocks += glance_section(scores, order, manifest, checks,
-                             grader_line(scores, calibration, grader_of(verdicts)), model_free, artifacts, free_page,
+                             grader_line(scores, calibration), model_free, artifacts, free_page,
                              stability)
     blocks += results_section(scores, order, got)
     blocks += plots_note(plots)
@@ -177,7 +177,7 @@ def build_blocks(scores: dict, manifest: dict, verdicts: dict | None, checks: di
     blocks += judge_section(scores, verdicts, calibration, audit, paths, manifest["config"])
     blocks += checks_section(checks, paths)
     blocks += facts_section(scores, manifest, order)
-    blocks += reproduce_section(scores, manifest, paths)
+    blocks += reproduce_section(scores, manifest, paths, checks)
     return blocks
 
 
@@ -193,8 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", nargs="+", required=True, help="the run files score.py scored")
     ap.add_argument("--verdicts", help="results/$RUN/verdicts.jsonl (not needed for retrieval-only runs)")
     ap.add_argument("--checks", help="results/$RUN/checks.json from check.py (optional)")
-    ap.add_argument("--calibration", help="results/$RUN/calibration.json from judge.py --calibrate (optional)")
-    ap.add_argument("--audit", help="results/$RUN/audit.json from audit.py join (optional)")
     ap.add_argument("--artifacts", help="results/$RUN/model-free/artifacts.json from artifacts.py (optional; the "
                                         "model-free report shows it, the first screen says its verdict)")
     ap.add_argument("--model-free", help="results/$RUN/model-free/scores.json, the model-free comparison of the same "
@@ -213,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     output_path(a.out, "--out")
     stem = a.out[:-3]
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
-             "calibration": a.calibration, "audit": a.audit, "artifacts": a.artifacts, "model_free": a.model_free,
+             "calibration": None, "audit": None, "artifacts": a.artifacts, "model_free": a.model_free,
              "out": a.out, "html": stem + ".html"}
 
     # 1. The comparison: scores.json, and the very run files and verdicts it was made from, held
@@ -228,10 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     # 2. The optional inputs; a given file must be readable, an absent one is said in the report.
     checks = read_checks(a.checks, list(scores["inputs"]["runs"].values()),
                          list(scores["inputs"]["verdicts"].values())) if a.checks else None
-    calibration = read_calibration_json(a.calibration, ("grader", "grading", "calibration_set", "overall", "by_kind",
-                                                        "kappa", "heldout")) if a.calibration else None
-    audit = read_audit_json(a.audit, ("sampled", "labelled", "complete", "overall", "by_system",
-                                      "flagged")) if a.audit else None
+    # The judge's calibration and the human audit as score.py read and checked them into scores.json.
+    calibration, audit = scores["calibration"], scores["audit"]
+    paths["calibration"], paths["audit"] = (x["file"] if x else None for x in (calibration, audit))
     artifacts = read_artifacts(a.artifacts) if a.artifacts else None
     model_free = read_model_free(a.model_free, scores) if a.model_free else None
     stability = stability_line(scores, a.scores, a.panel, a.sweep)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from cli import InputError
-from fileio import read_json, read_jsonl
+from fileio import read_jsonl
 from formats import BUDGET_FIELD, read_audit_key, record_key
 from report_sections import retrieval_only, served_models
 from stats import RESAMPLES, SEED
@@ -24,35 +24,18 @@ CALIBRATE_COMMAND = ("python judge.py --config {config} --calibrate data/calibra
 # The judge and the human audit, the checks, the run's facts and the commands
 # ---------------------------------------------------------------------------------------------
 
-def grader_of(verdicts: dict | None) -> dict | None:
-    """The grader identity of these verdicts (one grader: score.py refuses a mix)."""
-    if not verdicts:
-        return None
-    v = next(iter(verdicts.values()))
-    return {k: v[k] for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")}
-
-
 def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None, audit: dict | None,
                   paths: dict, config: str) -> list:
     """The judge's calibration rates and the human agreement, or how to get them."""
     blocks: list = [Heading(2, "The judge: calibration and human audit", "judge")]
     if retrieval_only(scores):
         return blocks + [Para(segs("Nothing was graded (a retrieval-only run)."))]
-    grader = grader_of(verdicts)
     calibrate = CALIBRATE_COMMAND.format(config=config,
                                          out=os.path.join(os.path.dirname(paths["scores"]), "calibration.json"))
     if calibration is None:
         blocks.append(Para(segs("No judge calibration yet: run ", Code(calibrate), " and pass --calibration to "
-                                "report.py. A judge model is trusted only after its calibration.")))
-    elif calibration["grader"] != grader:
-        theirs = calibration["grader"]
-        blocks.append(Para(segs(f"{paths['calibration']} rates another grader (judge model ",
-                                Code(str(theirs["judge_model"])), ", rules ",
-                                Code(str(theirs["rules_sha256"])[:12]), ") than the one that graded these "
-                                "verdicts (judge model ", Code(str(grader["judge_model"])), ", rules ",
-                                Code(grader["rules_sha256"][:12]), "): its rates do not apply. Rerun ",
-                                Code(calibrate), ".")))
-    else:
+                                "score.py. A judge model is trusted only after its calibration.")))
+    else:  # score.py refuses a calibration of another grader than the one of these verdicts
         blocks += calibration_blocks(calibration, calibrate)
     if audit is None:
         results = os.path.dirname(paths["scores"])
@@ -61,7 +44,7 @@ def judge_section(scores: dict, verdicts: dict | None, calibration: dict | None,
             f"python audit.py sample --verdicts {paths['verdicts']} --n 100 --seed 11 --out-sheet {sheet} "
             f"--out-key {key}"), ", label the sheet blind, then ",
             Code(f"python audit.py join {sheet} {key} --out {os.path.join(results, 'audit.json')}"),
-            " and pass --audit to report.py.")))
+            " and pass --audit to score.py.")))
         return blocks
     stale = audit_mismatch(audit, verdicts)
     if stale:
@@ -190,7 +173,7 @@ def facts_section(scores: dict, manifest: dict, order: list[dict]) -> list:
     return [Heading(2, "Run", "run"), Bullets(items)]
 
 
-def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
+def reproduce_section(scores: dict, manifest: dict, paths: dict, checks: dict | None) -> list:
     """The commands that made these files, in the order the stages run, built from what ran:
     the systems of the run files (not the manifest's list), and judge.py --calibrate and
     check.py with the inputs their files record, when the report shows them."""
@@ -237,22 +220,22 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict) -> list:
     verdicts = f" --verdicts {paths['verdicts']}" if paths["verdicts"] else ""
     if paths["verdicts"]:
         lines.append(f"python judge.py --config {config} --runs {run_files} --out {paths['verdicts']}")
-    if paths["calibration"]:
-        cal = read_json(paths["calibration"], "calibration of judge.py --calibrate", ("calibration_set", "heldout"))
+    cal = scores["calibration"]
+    if cal is not None:
         heldout = f" --heldout {cal['heldout']['calibration_set']}" if cal["heldout"] else ""
         lines.append(f"python judge.py --config {config} --calibrate {cal['calibration_set']}{heldout} "
                      f"--out {paths['calibration']}")
-    if paths["checks"]:
-        c = read_json(paths["checks"], "results of check.py", ("inputs",))["inputs"]
+    if checks is not None:
+        c = checks["inputs"]
         given = [f"--{k} {' '.join(c[k])}" for k in ("rerun", "lag") if c[k]]
         given += [f"--{k} {c[k]}" for k in ("manifest", "config") if c[k]]
         lines.append(f"python check.py --runs {' '.join(c['runs'])}" + "".join(f" --verdicts {v}" for v in c["verdicts"])
                      + "".join(f" {g}" for g in given) + f" --out {paths['checks']} || [ $? -eq 4 ]   # 4: a check "
                      f"FAILed, which the report shows")
+    score_flags += "".join(f" --{k} {paths[k]}" for k in ("checks", "calibration", "audit") if paths[k])
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")
-    optional = "".join(f" --{k.replace('_', '-')} {paths[k]}" for k in ("checks", "calibration", "audit", "artifacts",
-                                                                       "model_free") if paths[k])
+    optional = "".join(f" --{k.replace('_', '-')} {paths[k]}" for k in ("checks", "artifacts", "model_free") if paths[k])
     lines.append(f"python report.py --scores {paths['scores']} --manifest {paths['manifest']} --runs {run_files}"
                  f"{verdicts}{optional} --out {paths['out']}")
     return [Heading(2, "How to reproduce", "reproduce"),

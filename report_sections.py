@@ -262,15 +262,13 @@ def recall_line(scores: dict) -> list | None:
     return segs(Strong("Recall in context vs baseline"), " (", Link("details", "#paired-retrieval"), f"): {said}.")
 
 
-def grader_line(scores: dict, calibration: dict | None, grader: dict | None) -> list | None:
+def grader_line(scores: dict, calibration: dict | None) -> list | None:
     """The grader's error rates in one line, its held-out set beside the set its rules were tuned
-    on, as score.py prints them (wording.calibration_text); None without a calibration or answers."""
+    on, as score.py prints them (wording.calibration_text); None without a calibration or answers.
+    score.py refuses a calibration of another grader than the one of the verdicts it scored."""
     if calibration is None or retrieval_only(scores):
         return None
     more = Link("details", "#judge")
-    if calibration["grader"] != grader:
-        return segs(Strong("Grader"), " (", more, "): the calibration given rates another grader, so its rates do not "
-                                                  "apply to these verdicts.")
     return segs(Strong("Grader"), " (", more, f"): {calibration['grading']}, 95% Wilson intervals: "
                                               f"{calibration_text(calibration)}.")
 

@@ -89,7 +89,7 @@ def read_calibration(path: str, pairs: list) -> dict:
 
 def read_audit(path: str) -> dict:
     """The human audit of the judge (audit.py join)."""
-    fields = ("sampled", "labelled", "complete", "overall", "by_system", "flagged", "flag_rule")
+    fields = ("sampled", "labelled", "complete", "overall", "by_system", "flagged", "flag_rule", "key")
     audit = read_audit_json(path, fields)
     return {"file": path, **{k: audit[k] for k in fields}}
 

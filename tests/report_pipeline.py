@@ -53,6 +53,14 @@ def pipeline(folder, systems=SYSTEMS, run_args: tuple = (), budget: int = 60, ba
     return paths
 
 
+def score_again(paths: dict, *extra: str, resamples: str = "50") -> None:
+    """score.py once more on a comparison's files into its scores.json, with `extra` (--checks,
+    --calibration, --audit: the report shows what score.py read of them)."""
+    verdicts = ["--verdicts", paths["verdicts"]] if paths["verdicts"] else []
+    assert run_cli(score.main, ["--runs", *paths["runs"], *verdicts, "--baseline", "keyword", "--json", paths["scores"],
+                                "--manifest", paths["manifest"], "--resamples", resamples, *extra]) == 0
+
+
 def make_report(paths: dict, *extra: str) -> int:
     """report.py on a pipeline's files; its exit code."""
     verdicts = ["--verdicts", paths["verdicts"]] if paths["verdicts"] else []

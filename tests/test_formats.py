@@ -156,7 +156,9 @@ def test_each_summary_is_written_with_its_format_and_read_back(tmp_path):
     ("calibration", "calibration", "rerun judge.py --calibrate"),
     ("audit", "audit", "rerun audit.py join on the labelled sheet and its key"),
 ])
-def test_a_summary_of_another_format_is_refused_by_score_and_report_with_the_fix(tmp_path, capsys, which, kind, fix):
+def test_a_summary_of_another_format_is_refused_by_its_one_reader_with_the_fix(tmp_path, capsys, which, kind, fix):
+    # score.py reads each of them; report.py reads the manifest, and the calibration and the audit
+    # only as score.py put them into scores.json (a fault planted after scoring reaches no report).
     f = written_by_their_stages(tmp_path)
     scores = str(tmp_path / "scores.json")
     argv = ["--runs", *f["runs"], "--verdicts", f["verdicts"], "--baseline", "keyword", "--resamples", "20",
@@ -164,7 +166,7 @@ def test_a_summary_of_another_format_is_refused_by_score_and_report_with_the_fix
     extra = {"manifest": [], "calibration": ["--calibration", f["calibration"]], "audit": ["--audit", f["audit"]]}
     assert run_cli(score.main, argv) == 0  # this format is read (the grader is the rules' in both)
     report_argv = ["--scores", scores, "--manifest", f["manifest"], "--runs", *f["runs"], "--verdicts", f["verdicts"],
-                   "--out", str(tmp_path / "report.md"), *extra[which]]
+                   "--out", str(tmp_path / "report.md")]
     assert run_cli(report.main, report_argv) == 0
     summary = json.load(open(f[which]))
     with open(f[which], "w", encoding="utf-8") as fh:
@@ -174,8 +176,8 @@ def test_a_summary_of_another_format_is_refused_by_score_and_report_with_the_fix
     message = f"{f[which]}: a {kind} record of format '{kind}/0'; this code reads format '{expected}' only: {fix}"
     assert run_cli(score.main, argv + extra[which]) == 2
     assert message in capsys.readouterr().err
-    assert run_cli(report.main, report_argv) == 2
-    assert message in capsys.readouterr().err
+    assert run_cli(report.main, report_argv) == (2 if which == "manifest" else 0)
+    assert (message in capsys.readouterr().err) == (which == "manifest")
 
 
 def test_an_audit_key_line_of_another_format_is_refused_naming_path_line(tmp_path, capsys):

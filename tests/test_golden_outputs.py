@@ -72,7 +72,7 @@ def test_scores_and_report_are_byte_identical_to_the_golden_files(tmp_path, monk
     assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
                                 "--json", scores, "--manifest", paths["manifest"], "--resamples", "200",
                                 "--calibration", str(cal), "--prices", PRICES]) == 0
-    assert make_report(paths, "--calibration", str(cal)) == 0
+    assert make_report(paths) == 0
     outputs = {"scores.json": open(scores, encoding="utf-8").read(),
                "report.md": open(paths["md"], encoding="utf-8").read(),
                "report.html": open(paths["md"][:-3] + ".html", encoding="utf-8").read(),

@@ -20,7 +20,7 @@ from fileio import sha256_file
 from formats import AUDIT_KEY_FORMAT, MANIFEST_FORMAT
 from wording import calibration_text
 from records import read_records, run_record, write_comparison, write_jsonl
-from report_pipeline import make_report, pipeline
+from report_pipeline import make_report, pipeline, score_again
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "report")
 
@@ -385,7 +385,9 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path, capsys):
     calibration["grader"] = {k: v[k] for k in ("rules_sha256", "judge_model", "judge_prompt_sha256")}
     cal = tmp_path / "calibration.json"
     cal.write_text(json.dumps(calibration), encoding="utf-8")
-    assert make_report(paths, "--calibration", str(cal), "--audit", audit_of(tmp_path, paths)) == 0
+    score_again(paths, "--calibration", str(cal), "--audit", audit_of(tmp_path, paths))
+    os.unlink(cal)  # the report reads what score.py read into scores.json, never the file again
+    assert make_report(paths) == 0
     md = open(paths["md"], encoding="utf-8").read()
     tuning, held = calibration["overall"], calibration["heldout"]["overall"]
     rows = table_after(md, "The judge: calibration and human audit")
@@ -405,6 +407,7 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path, capsys):
     first_screen = md.split("## All metrics", 1)[0]
     link = "[details](#the-judge-calibration-and-human-audit)"
     assert f"**Grader** ({link}): rules only, 95% Wilson intervals: {said}." in first_screen
+    cal.write_text(json.dumps(calibration), encoding="utf-8")
     assert run_cli(score.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--baseline", "keyword",
                                 "--manifest", paths["manifest"], "--resamples", "20", "--calibration", str(cal)]) == 0
     assert f"(rules only; rules {calibration['grader']['rules_sha256'][:12]}, judge none), 95% Wilson intervals: " \
@@ -419,16 +422,20 @@ def test_calibration_of_this_grader_and_the_audit_are_shown(tmp_path, capsys):
                                            ({"qid": "q-gone"}, "audited other verdicts (1 of its 8")])
 def test_an_audit_of_other_verdicts_is_not_shown_as_this_ones(tmp_path, change, words):
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
-    assert make_report(paths, "--audit", audit_of(tmp_path, paths, change)) == 0
+    score_again(paths, "--audit", audit_of(tmp_path, paths, change))
+    assert make_report(paths) == 0
     md = open(paths["md"], encoding="utf-8").read()
     assert words in md and "agrees with the person" not in md
 
 
-def test_calibration_of_another_grader_is_not_shown_as_this_ones(tmp_path):
+def test_the_report_takes_calibration_and_audit_from_scores_json_only(tmp_path, capsys):
+    # One reader each: score.py reads and checks them (a calibration of another grader is
+    # refused there, tests/test_score_inputs.py); report.py has no option that reads them again.
     code, md, paths = build(tmp_path, {"none": recs("none"), "keyword": recs("keyword")})
-    assert make_report(paths, "--calibration", os.path.join(DATA, "calibration.json")) == 0
-    md = open(paths["md"], encoding="utf-8").read()
-    assert "rates another grader" in md and "false accepts" not in md and "--heldout data/heldout.jsonl" in md
+    for option in ("--calibration", "--audit"):
+        with pytest.raises(SystemExit) as e:
+            make_report(paths, option, os.path.join(DATA, "calibration.json"))
+        assert e.value.code == 2 and f"unrecognized arguments: {option}" in capsys.readouterr().err
 
 
 def test_markdown_cannot_be_broken_by_a_system_name(tmp_path):

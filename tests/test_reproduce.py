@@ -17,7 +17,7 @@ import run
 import score
 from cli import run_cli
 from conftest import ROOT, write_config
-from report_pipeline import make_report, pipeline
+from report_pipeline import make_report, pipeline, score_again
 
 
 def recipe(md: str) -> str:
@@ -36,7 +36,8 @@ def test_the_recipe_of_a_test_report_runs_as_written_and_scores_the_same(tmp_pat
                                 "--heldout", os.path.join(ROOT, "data", "heldout.jsonl"), "--out", calibration]) == 0
     assert run_cli(check.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--manifest",
                                 paths["manifest"], "--config", paths["config"], "--out", checks]) in (0, 4)
-    assert make_report(paths, "--checks", checks, "--calibration", calibration) == 0
+    score_again(paths, "--checks", checks, "--calibration", calibration, resamples="200")
+    assert make_report(paths, "--checks", checks) == 0
     md = open(paths["md"], encoding="utf-8").read()
     block = recipe(md)
     assert "None" not in block and "not from a git checkout" in md
