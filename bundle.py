@@ -238,6 +238,9 @@ def comparable(scores: dict) -> dict:
     out["inputs"] = {"dataset_sha256": inputs["dataset_sha256"], "runs": sorted(inputs["runs"].values()),
                      "verdicts": sorted(inputs["verdicts"].values())}
     out["left_out"] = [{**lo, "file": os.path.basename(lo["file"])} for lo in scores["left_out"]]
+    for kind in SIDE_FILES:  # read from side/KIND.json here, from the results folder when scored
+        if scores[kind] is not None:
+            out[kind] = {k: v for k, v in scores[kind].items() if k != "file"}
     return out
 
 

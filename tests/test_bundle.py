@@ -135,3 +135,26 @@ def test_a_key_that_is_not_ed25519_is_refused(packed, tmp_path, capsys):
     rsa, rsa_pub = keypair(tmp_path / "rsa", "rsa")
     assert verify(out, rsa_pub) == 2
     assert "not an ed25519 public key line" in capsys.readouterr().err
+
+
+def test_a_folder_scored_with_its_checks_and_calibration_verifies(tmp_path, capsys):
+    # make answers gives score.py --checks and --calibration: their summaries are in scores.json,
+    # under the paths score.py was given, which the bundle's copies (side/) do not share.
+    import check
+    import judge
+    from report_pipeline import score_again
+    with pytest.MonkeyPatch.context() as mp:
+        paths = pipeline(tmp_path / "cmp", systems=("none", "oracle", "keyword"), monkeypatch=mp)
+    results = paths["results"]
+    checks, calibration = str(results / "checks.json"), str(results / "calibration.json")
+    assert run_cli(judge.main, ["--config", paths["config"], "--calibrate", "data/calibration.jsonl",
+                                "--out", calibration]) == 0
+    assert run_cli(check.main, ["--runs", *paths["runs"], "--verdicts", paths["verdicts"], "--manifest",
+                                paths["manifest"], "--config", paths["config"], "--out", checks]) in (0, 4)
+    score_again(paths, "--checks", checks, "--calibration", calibration, resamples="200")
+    key, pub = keypair(tmp_path / "alice")
+    out = tmp_path / "cmp.bundle.tar"
+    assert run_cli(bundle.main, ["pack", str(results), "--key", key, "--out", str(out)]) == 0
+    assert {"side/checks.json", "side/calibration.json"} <= set(members(out))
+    capsys.readouterr()
+    assert verify(out, pub) == 0, capsys.readouterr().err
