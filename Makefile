@@ -343,7 +343,7 @@ jq:
 	fi
 
 test: $(VENV)/.model-$(DEFAULT_MODEL) $(VENV)/.extras $(NPM_SERVERS) $(BASIC_MEMORY_MCP) $(MASTRA_JS) $(LETTA_ENV) $(VENV)/.importers $(VENV)/.test $(VENV)/.plots chromium jq ssh-keygen
-	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q --durations=30
+	MEMBENCH_REQUIRE_EMBEDDED=1 MEMBENCH_REQUIRE_DATASETS=1 MEMBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest -q --durations=50
 
 # Debian's Slurm (slurmctld, slurmd, sbatch) and munge, for slurm-check; like chromium, checked on
 # every run. The packages' own services are not started (the check starts its own daemons).
