@@ -35,7 +35,7 @@ from cli import EXIT_CHECK_FAILED, EXIT_OK, InputError, run_cli
 from config import load_config, results_dir
 from contract import CONTROL_NAMES, kind_of
 from dataset import load_dataset
-from fileio import output_path, sha256_file, write_json_atomic
+from fileio import output_path, sha256_data, write_json_atomic
 from stats import RESAMPLES, SEED
 
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     recall = recall_table(records, kinds)
     differences = differences_table(records, a.systems[0], kinds, a.resamples, SEED)
     reasons = blind_failures(recall, differences, list(BLIND_SYSTEMS), a.limit)
-    audit = {"format": ARTIFACTS_FORMAT, "dataset": dataset, "dataset_sha256": sha256_file(dataset),
+    audit = {"format": ARTIFACTS_FORMAT, "dataset": dataset, "dataset_sha256": sha256_data(dataset),
              "cases": len(cases), "questions": sum(len(c["questions"]) for c in cases), "k": k, "limit": a.limit,
              "baseline": a.systems[0], "systems": list(a.systems), "blind_systems": list(BLIND_SYSTEMS),
              "kinds": kinds, "resamples": a.resamples, "seed": SEED, "recall": recall, "differences": differences,

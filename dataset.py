@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from cli import EXIT_OK, InputError, run_cli
 from config import ROOT, kind_name, load_config
 from contract import QUESTION_TYPES, is_answerable, kind_of, no_evidence_reason
-from fileio import read_jsonl, sha256_file
+from fileio import read_jsonl, sha256_data
 from formats import read_manifest
 
 
@@ -281,7 +281,7 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
             raise InputError(f"{manifest}: names the dataset {m['dataset']}, which is not here; pass where it is "
                              f"now (the file with sha256 {m['dataset_sha256'][:12]})")
         cases = dataset_index(found)
-        sha = sha256_file(found)
+        sha = sha256_data(found)
         if sha != m["dataset_sha256"]:
             raise InputError(f"{found}: hashes to {sha[:12]}, but {manifest} recorded {m['dataset_sha256'][:12]}: "
                              f"the dataset changed since the manifest was written; restore it, or make the "
@@ -289,7 +289,7 @@ def dataset_from(config: str | None, manifest: str | None, path: str | None = No
         return Dataset(found, sha, cases)
     found = load_config(config)["dataset"]
     cases = dataset_index(found)  # first: it names a missing file as the InputError it is
-    return Dataset(found, sha256_file(found), cases)
+    return Dataset(found, sha256_data(found), cases)
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ import sys
 
 from cli import EXIT_OK, InputError, run_cli
 from dataset import Dataset, dataset_from, dataset_index
-from fileio import dumps, loads, output_path, sha256_file, write_atomic, write_json_atomic
+from fileio import dumps, loads, output_path, sha256_data, write_atomic, write_json_atomic
 from formats import BUDGET_FIELD, read_run_files
 
 BENCHMARKS = ("longmemeval", "locomo")
@@ -135,7 +135,7 @@ def load_dataset_of(a: argparse.Namespace) -> Dataset:
     --dataset when it moved), else the config's."""
     if a.dataset and not a.manifest:
         cases = dataset_index(a.dataset)  # first: it names a missing file as the InputError it is
-        return Dataset(a.dataset, sha256_file(a.dataset), cases)
+        return Dataset(a.dataset, sha256_data(a.dataset), cases)
     return dataset_from(a.config, a.manifest, a.dataset)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import hashlib
 import itertools
 import json
@@ -11,6 +12,7 @@ import os
 import stat
 import sys
 import tempfile
+import zlib
 from typing import IO, Any, Iterator
 
 from cli import EXIT_BAD_INPUT, EXIT_OK, InputError
@@ -92,13 +94,36 @@ def not_utf8_error(path: str) -> InputError:
     return InputError(f"{path}: bytes that are not UTF-8")
 
 
-def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; a bad line is an InputError."""
+# What a damaged gzip file raises while it is read: a bad header, a cut end, corrupt data.
+GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def open_data(path: str) -> IO[bytes]:
+    """A data file's bytes to read: decompressed as they are read when its name ends .gz (the
+    dataset's frozen releases are stored so), as they are otherwise."""
     try:
-        fh = open(path, "rb")
+        return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
-    with fh:
+
+
+def damaged_gzip(path: str, e: Exception) -> InputError:
+    """The error for a .gz file that cannot be read to its end."""
+    return InputError(f"{path}: not a whole gzip file ({type(e).__name__}: {e or 'cut short'}); fetch or copy it "
+                      f"again")
+
+
+def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; a bad line is an InputError. A .gz
+    file is read decompressed (open_data)."""
+    try:
+        yield from _read_jsonl(path)
+    except GZIP_ERRORS as e:
+        raise damaged_gzip(path, e) from None
+
+
+def _read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    with open_data(path) as fh:
         for lineno, raw in lines(fh, path):
             line = decode_line(raw, path, lineno)
             if not line.strip():
@@ -302,6 +327,21 @@ def sha256_file(path: str) -> str:
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_data(path: str) -> str:
+    """Hex sha256 of a data file's content: of its decompressed bytes when it is .gz, so that a
+    dataset compressed into a frozen release keeps the sha256 its results were published with."""
+    if not path.endswith(".gz"):
+        return sha256_file(path)
+    h = hashlib.sha256()
+    try:
+        with open_data(path) as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except GZIP_ERRORS as e:
+        raise damaged_gzip(path, e) from None
     return h.hexdigest()
 
 

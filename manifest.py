@@ -29,7 +29,7 @@ from config import load_config, results_dir
 from context import make_counter
 from contract import CONTROL_NAMES
 from dataset import dataset_counts, load_dataset
-from fileio import sha256_file, sha256_text, write_json_atomic
+from fileio import sha256_data, sha256_file, sha256_text, write_json_atomic
 from formats import MANIFEST_FORMAT
 from llm import server_info
 from prices import load_prices
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "git_dirty": None if status is None else bool(status),
         "code_sha256": {f: sha256_file(os.path.join(ROOT, f)) for f in code_files()},
         "dataset": os.path.relpath(cfg["dataset"], ROOT),
-        "dataset_sha256": sha256_file(cfg["dataset"]),
+        "dataset_sha256": sha256_data(cfg["dataset"]),
         "dataset_counts": dataset_counts(cases),
         "config": os.path.relpath(cfg["config_path"], ROOT),
         "config_sha256": sha256_file(cfg["config_path"]),

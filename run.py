@@ -61,7 +61,7 @@ from config import load_config
 from context import answer_prompt, build_context, make_counter, render_line
 from contract import CONTROL_NAMES, Hit, items_sha256, keyword_ranks, session_items
 from dataset import dataset_index, iter_cases, parse_shard, select_cases
-from fileio import dumps, output_lock, output_path, read_resumable, sha256_file, sha256_text, write_atomic
+from fileio import dumps, output_lock, output_path, read_resumable, sha256_data, sha256_text, write_atomic
 from formats import BUDGET_FIELD, RUN_FORMAT, RUN_IDENTITY_FIELDS, run_key
 from llm import LLMClient, server_info
 from workers import Workers
@@ -427,7 +427,7 @@ def run_identity(a: argparse.Namespace, cfg: dict, system, counter, top_k: int) 
             "run_id": cfg["run_id"], "backend": system.name, "backend_id": a.backend, "backend_version": system.version,
             "backend_code_sha256": system_code_sha256(a.backend, cfg),
             "time_aware": system.time_aware, "extra_wait_s": a.extra_wait_s, "shard": a.shard,
-            "dataset_sha256": sha256_file(cfg["dataset"]), "answer_model": cfg["answer_model"],
+            "dataset_sha256": sha256_data(cfg["dataset"]), "answer_model": cfg["answer_model"],
             "prompt_sha256": sha256_text(cfg["answer_prompt"]), "top_k": top_k,
             "tokenizer": counter.name, "answer_max_tokens": cfg["answer_max_tokens"],
             "answer_sampling": cfg["answer_sampling"], "seed": cfg["seed"],

@@ -106,3 +106,51 @@ def test_missing_required_config_key(tmp_path):
     open(cfg, "w", encoding="utf-8").write(yaml.safe_dump(data))
     r = script("run.py", "--config", cfg, "--backend", "none", "--out", str(tmp_path / "x.jsonl"))
     assert r.returncode == 2 and "missing required key 'run_id'" in r.stderr
+
+
+def gzipped(path, text: bytes) -> str:
+    import gzip
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+        fh.write(text)
+    return str(path)
+
+
+def test_a_gzipped_dataset_is_read_as_it_is_and_keeps_its_sha256(tmp_path):
+    # A frozen release is stored compressed: the reader takes it directly, and its sha256 is
+    # that of the JSONL text, so results published on the plain file still match it.
+    from dataset import dataset_counts, dataset_index, load_dataset
+    from fileio import sha256_data, sha256_file
+    with open(TINY, "rb") as fh:
+        packed = gzipped(tmp_path / "tiny.jsonl.gz", fh.read())
+    assert sha256_data(packed) == sha256_data(TINY) == sha256_file(TINY) != sha256_file(packed)
+    assert dataset_index(packed) == dataset_index(TINY)
+    assert dataset_counts(load_dataset(packed)) == dataset_counts(load_dataset(TINY))
+    r = script("dataset.py", "validate", packed)
+    assert r.returncode == 0 and f"{packed}: ok: 2 cases" in r.stdout
+
+
+def test_a_cut_or_corrupt_gzipped_dataset_exits_2_naming_the_file(tmp_path):
+    with open(TINY, "rb") as fh:
+        whole = open(gzipped(tmp_path / "whole.jsonl.gz", fh.read()), "rb").read()
+    for name, data in (("cut.jsonl.gz", whole[: len(whole) // 2]), ("bad.jsonl.gz", b"not gzip at all\n")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        r = script("dataset.py", "validate", str(path))
+        assert r.returncode == 2 and f"error: {path}: not a whole gzip file (" in r.stderr, r.stderr
+
+
+def test_a_run_on_the_gzipped_dataset_records_what_a_run_on_the_plain_one_does(tmp_path):
+    import run
+    from cli import run_cli
+    with open(TINY, "rb") as fh:
+        packed = gzipped(tmp_path / "tiny.jsonl.gz", fh.read())
+    made = []
+    for name, dataset in (("plain", TINY), ("packed", packed)):
+        folder = tmp_path / name
+        folder.mkdir()
+        cfg = write_config(folder, dataset=dataset)
+        out = folder / "keyword.jsonl"
+        assert run_cli(run.main, ["--config", cfg, "--backend", "keyword", "--retrieval-only", "--out", str(out)]) == 0
+        made.append([{k: r[k] for k in ("qid", "dataset_sha256", "retrieved_ids", "context_text")}
+                     for r in map(json.loads, open(out, encoding="utf-8"))])
+    assert made[0] == made[1]
