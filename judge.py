@@ -436,23 +436,6 @@ def grade(a: argparse.Namespace, argv: list[str] | None, cfg: dict, client: LLMC
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
-    ap = parser()
-    a = ap.parse_args(argv)
-    if a.heldout and not a.calibrate:
-        ap.error("--heldout needs --calibrate")
-    if a.calibrate:
-        return calibrate(a)
-    if a.runs and not a.out and a.judge_model:
-        a.out = os.path.join(results_dir(load_config(a.config)["run_id"]), f"verdicts{judge_suffix(a)}.jsonl")
-    if not a.runs or not a.out:
-        ap.error("--runs and --out are required (unless --calibrate; --out defaults with --judge-model)")
-    output_path(a.out, "--out")
-    with output_lock(a.out):
-        return judge_runs(a, argv)
-
-
 def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
     """The verdicts, in order: the comparison, what is graded, the rest shuffled and graded."""
     shard = parse_shard(a.shard)
@@ -498,6 +481,23 @@ def judge_runs(a: argparse.Namespace, argv: list[str] | None) -> int:
         print("error: some judge calls failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_UNFINISHED
     return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Judge all records; exit 3 when judge calls failed beyond max_error_rate."""
+    ap = parser()
+    a = ap.parse_args(argv)
+    if a.heldout and not a.calibrate:
+        ap.error("--heldout needs --calibrate")
+    if a.calibrate:
+        return calibrate(a)
+    if a.runs and not a.out and a.judge_model:
+        a.out = os.path.join(results_dir(load_config(a.config)["run_id"]), f"verdicts{judge_suffix(a)}.jsonl")
+    if not a.runs or not a.out:
+        ap.error("--runs and --out are required (unless --calibrate; --out defaults with --judge-model)")
+    output_path(a.out, "--out")
+    with output_lock(a.out):
+        return judge_runs(a, argv)
 
 
 if __name__ == "__main__":
