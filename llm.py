@@ -127,6 +127,7 @@ class Completion:
     error: str | None
     attempts: int
     finish_reason: str | None = None
+    tool_calls: list | None = None  # the reply's tool calls, to a request that offered tools
 
 
 def endpoint_from_env(env: str = "LLM") -> tuple[str, str, str]:
@@ -568,20 +569,22 @@ class LLMClient:
 
     # -- calls --------------------------------------------------------------------------------
     def request(self, model: str, messages: list[dict], max_tokens: int,
-                response_format: dict | None = None) -> dict:
-        """The body of a chat request with this client's sampling parameters."""
+                response_format: dict | None = None, tools: dict | None = None) -> dict:
+        """The body of a chat request with this client's sampling parameters; `tools` holds the
+        tool fields of a system's own calls relayed here (tools, tool_choice, parallel_tool_calls)."""
         request = {"model": model, "messages": messages, **sampling_params(self.sampling, max_tokens, self.seed)}
         if response_format is not None:
             request["response_format"] = response_format
+        request.update(tools or {})
         return request
 
     def complete(self, model: str, messages: list[dict], max_tokens: int,
-                 response_format: dict | None = None, repeat: int = 0) -> Completion:
+                 response_format: dict | None = None, repeat: int = 0, tools: dict | None = None) -> Completion:
         """One chat completion with the configured sampling (temperature 0 and the config seed
         by default). API errors come back as Completion.error; a refused key raises
         AuthenticationError, an endpoint that stopped answering EndpointDown. A repeat above 0
         has cache entries of its own, so a repeated run asks the endpoint again."""
-        request = self.request(model, messages, max_tokens, response_format)
+        request = self.request(model, messages, max_tokens, response_format, tools)
         # Repeat 0 keeps the key it had before repeats existed, so existing caches still hit.
         key = cache_key(self.endpoint_id, {**request, "repeat": repeat} if repeat else request)
         hit = self._cached(key)
@@ -600,7 +603,7 @@ class LLMClient:
             hit = self._cached(key)
             if hit is not None:
                 return hit
-            return self.complete(model, messages, max_tokens, response_format, repeat)  # it failed: ask
+            return self.complete(model, messages, max_tokens, response_format, repeat, tools)  # it failed: ask
         try:
             return self._ask(key, request)
         finally:
@@ -632,7 +635,8 @@ class LLMClient:
         if hit is None:
             return None
         self.usage.count(hit["usage"], cached=True)
-        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"])
+        return Completion(hit["text"], hit["served_model"], hit["usage"], True, None, 0, hit["finish_reason"],
+                          hit.get("tool_calls"))
 
     def _send(self, body: bytes, retry_unreached: Callable[[str], bool]) -> tuple[dict | None, str | None, str, int]:
         """One request with the retries it may take: (cache entry, None, '', attempts) on
@@ -660,14 +664,14 @@ class LLMClient:
         entry, error, _, attempt = self._send(body, retry_unreached=lambda error: not self.unreached.count)
         if entry is not None:
             self.usage.count(entry["usage"], cached=False)
-            if not entry["text"]:
+            if not entry["text"] and not entry.get("tool_calls"):
                 # An empty answer is a failure of the call, not an answer: never cached, so a
                 # rerun asks again; the record says empty_answer.
                 return Completion("", entry["served_model"], entry["usage"], False, "empty_answer",
                                   attempt, entry["finish_reason"])
             self.cache.put(key, entry)
             return Completion(entry["text"], entry["served_model"], entry["usage"], False, None, attempt,
-                              entry["finish_reason"])
+                              entry["finish_reason"], entry.get("tool_calls"))
         if error in UNREACHED:
             failures = self.unreached.failed()
             if failures >= CONNECTION_FAILURES_TO_STOP:
@@ -760,7 +764,18 @@ def completion_entry(data: bytes) -> dict | None:
                  "cached_prompt_tokens": cached}
         if not all(map(_tokens, usage.values())) or (cached or 0) > (usage["prompt_tokens"] or 0):
             return None
-    return {"text": (content or "").strip(), "served_model": model, "usage": usage, "finish_reason": finish}
+    entry = {"text": (content or "").strip(), "served_model": model, "usage": usage, "finish_reason": finish}
+    calls = choice["message"].get("tool_calls")
+    if calls:  # kept only when there are some, so entries of plain answers are as they were
+        if not isinstance(calls, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("function"), dict)
+                and isinstance(c["function"].get("name"), str) and isinstance(c["function"].get("arguments"), str)
+                for c in calls):
+            return None
+        entry["tool_calls"] = [{"id": c.get("id") if isinstance(c.get("id"), str) else f"call_{i}", "type": "function",
+                                "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                               for i, c in enumerate(calls)]
+    return entry
 
 
 def preflight_error(client: LLMClient, error: str, detail: str, model: str, attempts: int) -> Exception:

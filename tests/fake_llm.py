@@ -15,7 +15,8 @@ fail at random (a fixed seed) with a 429 + Retry-After, a 500 or a stall of
 .fault_stall_s (a client timeout), in equal parts. .judge_always = "correct" makes every judge
 prompt get {"verdict": "correct"} (a judge that accepts everything). .responder, when set, is
 called with each chat request's body and returns the reply's text, or None for the default reply
-(a backend's extraction calls answered with canned output).
+(a backend's extraction calls answered with canned output), or a list of tool calls
+({"name": ..., "arguments": {...}}), the reply's tool_calls with no text (an agent's step).
 
 A stage's preflight (llm.py's PREFLIGHT_PROMPT) is answered "OK" at once: scripted steps, random
 faults and delays are meant for the questions, so it takes none of them. What a preflight is
@@ -196,12 +197,19 @@ class FakeLLM:
                 if step.get("then_stop"):
                     threading.Thread(target=server.stop).start()
 
-            def _reply(self, body: dict, prompt: str, text: str, step: dict) -> None:
+            def _reply(self, body: dict, prompt: str, text, step: dict) -> None:
+                message: dict = {"role": "assistant", "content": text}
+                if isinstance(text, list):  # tool calls
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": f"call_{i}", "type": "function",
+                         "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                        for i, c in enumerate(text)]}
+                    text = json.dumps(text)
                 self._send(200, {
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
                     "model": body["model"] + "-served",
                     "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"),
-                                 "message": {"role": "assistant", "content": text}}],
+                                 "message": message}],
                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
                               "total_tokens": (len(prompt) + len(text)) // 4},
                 })

@@ -503,3 +503,24 @@ def test_a_cache_entry_missing_a_field_is_a_miss_and_is_rewritten_whole(tmp_path
     again = cl.complete("m", MSG, 10)
     assert not again.cached and again.text == first.text and fake_llm.requests == 2
     assert "finish_reason" in json.loads(open(path, encoding="utf-8").read())
+
+
+def test_a_relayed_request_with_tools_gets_the_tool_calls_and_they_are_cached(tmp_path, fake_llm):
+    # A system's own agent (Letta's) calls the pinned model through this client with its tools:
+    # they reach the endpoint as given, the reply's tool calls come back (a reply of tool calls
+    # and no text is an answer, not an empty one), and a second identical call is a cache hit.
+    tools = {"tools": [{"type": "function", "function": {"name": "archival_memory_insert", "parameters": {}}}],
+             "tool_choice": "required", "parallel_tool_calls": False}
+    fake_llm.responder = lambda body: ([{"name": "archival_memory_insert", "arguments": {"content": "a fact"}}]
+                                       if "tools" in body else None)
+    c = client(tmp_path)
+    first = c.complete("m", MSG, 10, tools=tools)
+    assert first.error is None and first.text == "" and not first.cached
+    assert first.tool_calls == [{"id": "call_0", "type": "function", "function": {
+        "name": "archival_memory_insert", "arguments": json.dumps({"content": "a fact"})}}]
+    sent = fake_llm.bodies[-1]
+    assert {k: sent[k] for k in tools} == tools
+    again = c.complete("m", MSG, 10, tools=tools)
+    assert again.cached and again.tool_calls == first.tool_calls and fake_llm.requests == 1
+    plain = c.complete("m", MSG, 10)  # the same messages without tools: another request
+    assert plain.tool_calls is None and plain.text == "I don't know" and fake_llm.requests == 2
