@@ -28,14 +28,19 @@ def turn(item_id: str, text: str, stamp: str = "2026-03-02T10:00:00Z", role: str
                       metadata={"session_id": "s1", "timestamp": stamp, "role": role})
 
 
-@pytest.fixture(scope="module")
-def letta(tmp_path_factory):
+def need_letta() -> None:
+    """Skip without wordllama or Letta's environment; under CI=true a missing environment fails."""
     pytest.importorskip("wordllama")
     if not INSTALLED:
         reason = "Letta's environment missing (make backends/letta_env/.venv/.installed, or make extras)"
         if CI:
             pytest.fail(f"CI=true: {reason}, and CI must not skip its tests", pytrace=False)
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def letta(tmp_path_factory):
+    need_letta()
     b = load_backend("letta", backend_config(tmp_path_factory.mktemp("letta"),
                                              {"letta": {"model": "wordllama", "embedding_cache": False}}))
     yield b
@@ -117,12 +122,7 @@ def agent_step(body: dict):
 @pytest.fixture(scope="module")
 def letta_agent(tmp_path_factory):
     """Letta's agent mode on its own server, its loop's calls answered by the test endpoint."""
-    pytest.importorskip("wordllama")
-    if not INSTALLED:
-        reason = "Letta's environment missing (make backends/letta_env/.venv/.installed, or make extras)"
-        if CI:
-            pytest.fail(f"CI=true: {reason}, and CI must not skip its tests", pytrace=False)
-        pytest.skip(reason)
+    need_letta()
     from fake_llm import FakeLLM
     server = FakeLLM().start()
     server.responder = agent_step
