@@ -321,13 +321,18 @@ def write_json_atomic(path: str, obj: Any) -> None:
     write_atomic(path, indented_json(obj) + "\n")
 
 
+def sha256_stream(fh: IO[bytes]) -> str:
+    """Hex sha256 of what is left to read of a binary file, a MiB at a time."""
+    h = hashlib.sha256()
+    for chunk in iter(lambda: fh.read(1 << 20), b""):
+        h.update(chunk)
+    return h.hexdigest()
+
+
 def sha256_file(path: str) -> str:
     """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return sha256_stream(fh)
 
 
 def sha256_data(path: str) -> str:
@@ -335,14 +340,11 @@ def sha256_data(path: str) -> str:
     dataset compressed into a frozen release keeps the sha256 its results were published with."""
     if not path.endswith(".gz"):
         return sha256_file(path)
-    h = hashlib.sha256()
     try:
         with open_data(path) as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+            return sha256_stream(fh)
     except GZIP_ERRORS as e:
         raise damaged_gzip(path, e) from None
-    return h.hexdigest()
 
 
 def sha256_text(text: str) -> str:

@@ -147,13 +147,22 @@ def _chat_answer(client, model: str, max_tokens_cap: int, raised: list):
             message = {"role": "assistant", "content": result.text or None, "tool_calls": result.tool_calls}
         used = result.usage or {}
         prompt, completion = used.get("prompt_tokens") or 0, used.get("completion_tokens") or 0
+        finish = "tool_calls" if result.tool_calls else result.finish_reason or "stop"
         return 200, {"id": "relay", "object": "chat.completion", "created": int(time.time()),
                      "model": result.served_model or model,
-                     "choices": [{"index": 0, "message": message,
-                                  "finish_reason": "tool_calls" if result.tool_calls else result.finish_reason or "stop"}],
+                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                      "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                                "total_tokens": prompt + completion}}
     return answer
+
+
+def raise_relayed(raised: list) -> None:
+    """Raise the exception a relayed model call raised (kept by _chat_answer's relay), once: a
+    later failure is reported by its own cause. Nothing when none was kept."""
+    if raised:
+        error = raised[0]
+        raised.clear()
+        raise error from None
 
 
 def _require_server() -> None:
@@ -316,10 +325,7 @@ class HindsightBackend:
     def _call(self, method: str, path: str, body: dict | None = None, ok=(200,)):
         r = self._requests.request(method, f"{self._url}/v1/default/banks/{path}", json=body, timeout=600)
         if r.status_code not in ok:
-            if self._relay_raised:  # the model call behind it raised: its reason, not the server's 500
-                error = self._relay_raised[0]
-                self._relay_raised.clear()  # a later failure is reported by its own cause
-                raise error
+            raise_relayed(self._relay_raised)  # the model call behind it raised: its reason, not the server's 500
             raise RuntimeError(f"hindsight: {method} {path} answered {r.status_code}: {r.text[:500]}")
         return r
 

