@@ -1,10 +1,10 @@
 """Write the report people read: report.md, a self-contained
 report.html to open from disk, and plots beside them (by default beside --scores, in
 results/RUN_ID/), with the instrument's checks, and the judge's calibration and the human audit
-when score.py was given them (it reads and checks them into scores.json). Every number comes from scores.json (score.py, through metrics.py) and is
-written by wording.py's formatters; the run records and the dataset give the answers, the
-context each model read and the turns the question explorer shows, and nothing is computed
-here again.
+when score.py was given them (it reads and checks them into scores.json). Every number comes
+from scores.json (score.py, through metrics.py) and is written by wording.py's formatters; the
+run records and the dataset give the answers, the context each model read and the turns the
+question explorer shows, and nothing is computed here again.
 
 The report opens on the answer: one compact table (each system's accuracy with its interval,
 its paired difference to the baseline with the interval and whether it separates them, gap
@@ -211,8 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     output_path(a.out, "--out")
     stem = a.out[:-3]
     paths = {"scores": a.scores, "manifest": a.manifest, "runs": a.runs, "verdicts": a.verdicts, "checks": a.checks,
-             "calibration": None, "audit": None, "artifacts": a.artifacts, "model_free": a.model_free,
-             "out": a.out, "html": stem + ".html"}
+             "artifacts": a.artifacts, "model_free": a.model_free, "out": a.out, "html": stem + ".html"}
 
     # 1. The comparison: scores.json, and the very run files and verdicts it was made from, held
     #    against the dataset the manifest names (the turn texts the explorer shows).

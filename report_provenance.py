@@ -235,7 +235,8 @@ def reproduce_section(scores: dict, manifest: dict, paths: dict, checks: dict | 
     score_flags += "".join(f" --{k} {paths[k]}" for k in ("checks", "calibration", "audit") if paths[k])
     lines.append(f"python score.py --runs {run_files}{verdicts} --baseline {scores['baseline']}{score_flags} "
                  f"--json {paths['scores']} --manifest {paths['manifest']}")
-    optional = "".join(f" --{k.replace('_', '-')} {paths[k]}" for k in ("checks", "artifacts", "model_free") if paths[k])
+    optional = "".join(f" --{k.replace('_', '-')} {paths[k]}" for k in ("checks", "artifacts", "model_free")
+                       if paths[k])
     lines.append(f"python report.py --scores {paths['scores']} --manifest {paths['manifest']} --runs {run_files}"
                  f"{verdicts}{optional} --out {paths['out']}")
     return [Heading(2, "How to reproduce", "reproduce"),

@@ -282,7 +282,8 @@ def artifacts_line(artifacts: dict | None, page: str = "") -> list | None:
                 f"): {artifacts_summary(artifacts)}")
 
 
-def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, grader: list | None, model_free: dict | None = None, artifacts: dict | None = None,
+def glance_section(scores: dict, order: list[dict], manifest: dict, checks: dict | None, grader: list | None,
+                   model_free: dict | None = None, artifacts: dict | None = None,
                    model_free_page: str = "", stability: list | None = None) -> list:
     """The first screen: the answer table, then one line each for what the reader lets accuracy
     show, the grader's calibration (`grader`), the ranking's stability (`stability`), the artifact

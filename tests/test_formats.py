@@ -71,7 +71,8 @@ def verdict_stage(name: str, cfg: str, runs: list[str], verdicts: str, tmp_path)
         return run_cli(merge.main, [verdicts, "--verdicts", "--runs", *runs, "--out", str(tmp_path / "merged.jsonl"),
                                     "--config", cfg])
     if name == "audit":
-        return run_cli(audit.main, ["sample", "--verdicts", verdicts, "--n", "1", "--out-sheet", str(tmp_path / "s.csv")])
+        return run_cli(audit.main, ["sample", "--verdicts", verdicts, "--n", "1",
+                                    "--out-sheet", str(tmp_path / "s.csv")])
     return stage(name, cfg, runs, verdicts, tmp_path)
 
 
